@@ -1,0 +1,1 @@
+"""Lambda services sharing the shared_engine rules package; added by later work."""
