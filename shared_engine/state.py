@@ -1,0 +1,312 @@
+"""The state of one round, and its compact JSON form.
+
+``RoundState`` is immutable by convention: ``apply`` builds a new state from a
+shallow copy and replaces only the tuples it changes, so a refused action can
+never have touched its input, and old states stay valid for replay and tests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, Literal, cast
+
+from shared_engine.errors import EngineError
+from shared_engine.match import threshold_for
+from shared_engine.tiles import NAMES, parse_tiles
+
+Phase = Literal["draw", "play", "first_discard", "round_over"]
+Variant = Literal["twos-meld", "classic"]
+PHASES: Final[tuple[Phase, ...]] = ("draw", "play", "first_discard", "round_over")
+VARIANTS: Final[tuple[Variant, ...]] = ("twos-meld", "classic")
+TEAMS: Final = ("A", "B")
+SEATS: Final = (1, 2, 3, 4)
+
+EMPTY_MELDS: Final[tuple[tuple[int, ...], ...]] = ((),) * 14
+"""A team's melds, indexed by rank (MELD-4: at most one per rank)."""
+
+FORMAT_VERSION: Final = 1
+
+
+def team_of(seat: int) -> int:
+    """TABLE-1: seats 1 and 3 are team A (0), seats 2 and 4 team B (1)."""
+    return (seat - 1) & 1
+
+
+def next_seat(seat: int) -> int:
+    return seat % 4 + 1
+
+
+class RoundState:
+    """Everything about a round in progress; see ``to_json`` for the fields."""
+
+    __slots__ = (
+        "account_jokers",
+        "bonus_threes",
+        "commitment",
+        "dealer",
+        "discard",
+        "hands",
+        "joker_used",
+        "match_scores",
+        "melds",
+        "opened",
+        "phase",
+        "ply",
+        "seed",
+        "stock",
+        "thresholds",
+        "turn",
+        "twos",
+        "went_out",
+    )
+
+    twos: bool
+    turn: int
+    phase: Phase
+    hands: tuple[tuple[int, ...], ...]
+    stock: tuple[int, ...]
+    discard: tuple[int, ...]
+    melds: tuple[tuple[tuple[int, ...], ...], ...]
+    bonus_threes: tuple[tuple[int, ...], ...]
+    opened: tuple[bool, bool]
+    thresholds: tuple[int, int]
+    match_scores: tuple[int, int]
+    account_jokers: tuple[int, ...]
+    joker_used: tuple[bool, ...]
+    went_out: int | None
+    dealer: int
+    seed: str | None
+    commitment: str | None
+    ply: int
+
+    def copy(self) -> RoundState:
+        """A shallow copy for ``apply`` to change; spelled out because it is hot."""
+        new = object.__new__(RoundState)
+        new.twos = self.twos
+        new.turn = self.turn
+        new.phase = self.phase
+        new.hands = self.hands
+        new.stock = self.stock
+        new.discard = self.discard
+        new.melds = self.melds
+        new.bonus_threes = self.bonus_threes
+        new.opened = self.opened
+        new.thresholds = self.thresholds
+        new.match_scores = self.match_scores
+        new.account_jokers = self.account_jokers
+        new.joker_used = self.joker_used
+        new.went_out = self.went_out
+        new.dealer = self.dealer
+        new.seed = self.seed
+        new.commitment = self.commitment
+        new.ply = self.ply
+        return new
+
+    @property
+    def variant(self) -> Variant:
+        return "twos-meld" if self.twos else "classic"
+
+    @property
+    def round_over(self) -> bool:
+        return self.phase == "round_over"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RoundState):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in RoundState.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RoundState({dumps(self)})"
+
+    def tile_count(self) -> int:
+        """Tiles anywhere in the round; 106 for every dealt round (DEAL-1)."""
+        return (
+            sum(map(len, self.hands))
+            + len(self.stock)
+            + len(self.discard)
+            + sum(len(m) for team in self.melds for m in team)
+            + sum(map(len, self.bonus_threes))
+        )
+
+
+def new_state(
+    *,
+    twos: bool,
+    turn: int,
+    phase: Phase,
+    hands: tuple[tuple[int, ...], ...],
+    stock: tuple[int, ...],
+    discard: tuple[int, ...] = (),
+    melds: tuple[tuple[tuple[int, ...], ...], ...] = (EMPTY_MELDS, EMPTY_MELDS),
+    bonus_threes: tuple[tuple[int, ...], ...] = ((), ()),
+    opened: tuple[bool, bool] | None = None,
+    thresholds: tuple[int, int] = (50, 50),
+    match_scores: tuple[int, int] = (0, 0),
+    account_jokers: tuple[int, ...] = (0, 0, 0, 0),
+    joker_used: tuple[bool, ...] = (False, False, False, False),
+    went_out: int | None = None,
+    dealer: int = 4,
+    seed: str | None = None,
+    commitment: str | None = None,
+    ply: int = 0,
+) -> RoundState:
+    s = object.__new__(RoundState)
+    s.twos = twos
+    s.turn = turn
+    s.phase = phase
+    s.hands = tuple(tuple(sorted(h)) for h in hands)
+    s.stock = stock
+    s.discard = discard
+    s.melds = melds
+    s.bonus_threes = bonus_threes
+    s.opened = opened if opened is not None else (any(melds[0]), any(melds[1]))
+    s.thresholds = thresholds
+    s.match_scores = match_scores
+    s.account_jokers = account_jokers
+    s.joker_used = joker_used
+    s.went_out = went_out
+    s.dealer = dealer
+    s.seed = seed
+    s.commitment = commitment
+    s.ply = ply
+    return s
+
+
+# --- JSON ------------------------------------------------------------------------
+
+
+def _seat_map(values: tuple[Any, ...]) -> dict[str, Any]:
+    return {str(seat): values[seat - 1] for seat in SEATS}
+
+
+def to_json(state: RoundState) -> dict[str, Any]:
+    """The state as JSON-ready data, in the shape of a scenario's ``state``.
+
+    The seed stays in the stored state (the services need it to reveal the
+    shuffle after the round) and must never reach a player: views are built by
+    ``player_view``, never from this.
+    """
+    return {
+        "format": FORMAT_VERSION,
+        "variant": state.variant,
+        "turn": state.turn,
+        "phase": state.phase,
+        "dealer": state.dealer,
+        "ply": state.ply,
+        "hands": _seat_map(tuple([NAMES[t] for t in h] for h in state.hands)),
+        "stock": [NAMES[t] for t in state.stock],
+        "discard": [NAMES[t] for t in state.discard],
+        "melds": {TEAMS[i]: [[NAMES[t] for t in m] for m in state.melds[i] if m] for i in (0, 1)},
+        "bonus_threes": {TEAMS[i]: [NAMES[t] for t in state.bonus_threes[i]] for i in (0, 1)},
+        "opened": {TEAMS[i]: state.opened[i] for i in (0, 1)},
+        "thresholds": {TEAMS[i]: state.thresholds[i] for i in (0, 1)},
+        "match_scores": {TEAMS[i]: state.match_scores[i] for i in (0, 1)},
+        "account_jokers": _seat_map(state.account_jokers),
+        "joker_button_used": [seat for seat in SEATS if state.joker_used[seat - 1]],
+        "went_out": state.went_out,
+        "seed": state.seed,
+        "commitment": state.commitment,
+    }
+
+
+def dumps(state: RoundState) -> str:
+    """Compact JSON text, as stored in one DynamoDB item."""
+    return json.dumps(to_json(state), separators=(",", ":"))
+
+
+def loads(text: str) -> RoundState:
+    return from_json(json.loads(text))
+
+
+def meld_rank(tiles: tuple[int, ...]) -> int:
+    """The rank of a meld: that of its naturals (2 for the meld of twos).
+
+    Naturals outnumber wilds in every meld (MELD-2, MELD-3), so the most common
+    rank among the non-jokers is the meld's rank, aces with 2s included.
+    """
+    ranks = [t >> 2 for t in tiles if t]
+    return max(set(ranks), key=ranks.count) if ranks else 0
+
+
+def _team_map(raw: Mapping[str, Any], key: str, default: Any) -> tuple[Any, Any]:
+    value = raw.get(key)
+    if value is None:
+        return default, default
+    if not isinstance(value, Mapping):
+        raise EngineError("malformed", f"{key} must map teams A and B")
+    return value.get("A", default), value.get("B", default)
+
+
+def _seat_values(raw: Mapping[str, Any], key: str, default: Any) -> tuple[Any, ...]:
+    value = raw.get(key)
+    if value is None:
+        return (default,) * 4
+    if not isinstance(value, Mapping):
+        raise EngineError("malformed", f"{key} must map seats 1-4")
+    return tuple(value.get(str(seat), default) for seat in SEATS)
+
+
+def _melds(team_melds: Any) -> tuple[tuple[int, ...], ...]:
+    slots: list[tuple[int, ...]] = list(EMPTY_MELDS)
+    for meld in team_melds or ():
+        tiles = tuple(sorted(parse_tiles(meld)))
+        if not tiles:
+            raise EngineError("malformed", "a meld has no tiles")
+        rank = meld_rank(tiles)
+        if rank == 0 or slots[rank]:
+            raise EngineError("malformed", f"no rank or a second meld of rank {rank}")
+        slots[rank] = tiles
+    return tuple(slots)
+
+
+def from_json(raw: Mapping[str, Any]) -> RoundState:
+    """A state from ``to_json`` output or from a scenario's ``state`` block.
+
+    Scenario states omit most keys; the defaults are those of SCENARIOS.md.
+    Anything that does not describe a position is ``malformed``.
+    """
+    try:
+        variant = raw.get("variant", "twos-meld")
+        phase = raw.get("phase", "draw")
+        turn = raw["turn"]
+        if variant not in VARIANTS or phase not in PHASES or turn not in SEATS:
+            raise EngineError("malformed", "variant, phase or turn out of range")
+        melds = tuple(_melds(m) for m in _team_map(raw, "melds", []))
+        scores = tuple(int(s) for s in _team_map(raw, "match_scores", 0))
+        opened_raw = _team_map(raw, "opened", None)
+        opened = tuple(
+            bool(o) if o is not None else any(melds[i]) for i, o in enumerate(opened_raw)
+        )
+        thresholds_raw = _team_map(raw, "thresholds", None)
+        thresholds = tuple(
+            int(t) if t is not None else threshold_for(scores[i])
+            for i, t in enumerate(thresholds_raw)
+        )
+        used = raw.get("joker_button_used") or []
+        return new_state(
+            twos=variant == "twos-meld",
+            turn=turn,
+            phase=cast(Phase, phase),
+            hands=tuple(parse_tiles(h) for h in _seat_values(raw, "hands", [])),
+            stock=parse_tiles(raw["stock"]),
+            discard=parse_tiles(raw.get("discard") or []),
+            melds=melds,
+            bonus_threes=tuple(parse_tiles(b) for b in _team_map(raw, "bonus_threes", [])),
+            opened=(opened[0], opened[1]),
+            thresholds=(thresholds[0], thresholds[1]),
+            match_scores=(scores[0], scores[1]),
+            account_jokers=tuple(int(j) for j in _seat_values(raw, "account_jokers", 0)),
+            joker_used=tuple(seat in used for seat in SEATS),
+            went_out=raw.get("went_out"),
+            dealer=int(raw.get("dealer", 4)),
+            seed=raw.get("seed"),
+            commitment=raw.get("commitment"),
+            ply=int(raw.get("ply", 0)),
+        )
+    except EngineError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EngineError("malformed", f"not a round state: {exc!r}") from None

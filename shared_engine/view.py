@@ -1,0 +1,101 @@
+"""``player_view``: what one seat may see, and nothing more.
+
+Built field by field from the state, never by filtering a full dump, so a new
+secret added to the state cannot leak by default.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from shared_engine.actions import action_to_wire
+from shared_engine.legal import legal_actions
+from shared_engine.scoring import canasta_bonus, score_round
+from shared_engine.state import TEAMS, Phase, RoundState, Variant, team_of
+from shared_engine.tiles import JOKER, NAMES
+
+Team = Literal["A", "B"]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MeldView(_View):
+    rank: int
+    tiles: list[str]
+    canasta: Literal["clean", "dirty"] | None
+    """CAN-1..3 once the meld has seven tiles; UI-1 styles melds from their size."""
+
+
+class ScoreView(_View):
+    melded: int
+    canastas: int
+    bonus_threes: int
+    going_out: int
+    hands: int
+    total: int
+
+
+class PlayerView(_View):
+    seat: int
+    team: Team
+    variant: Variant
+    phase: Phase
+    turn: int
+    hand: list[str]
+    hand_sizes: dict[str, int]
+    melds: dict[Team, list[MeldView]]
+    bonus_threes: dict[Team, list[str]]
+    opened: dict[Team, bool]
+    thresholds: dict[Team, int]
+    match_scores: dict[Team, int]
+    discard: list[str]
+    stock_size: int
+    account_jokers: int
+    joker_button_used: bool
+    went_out: int | None
+    round_scores: dict[Team, ScoreView] | None
+    legal_actions: list[dict[str, object]]
+
+
+def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
+    bonus = canasta_bonus(rank, tiles)
+    clean = bonus in (500, 1000)
+    kind: Literal["clean", "dirty"] | None = None if not bonus else "clean" if clean else "dirty"
+    ordered = sorted(tiles, key=lambda t: (t == JOKER or (t >> 2 == 2 and rank != 2), t))
+    return MeldView(rank=rank, tiles=[NAMES[t] for t in ordered], canasta=kind)
+
+
+def player_view(state: RoundState, seat: int) -> PlayerView:
+    """The seat's own tiles; of the others only counts; everything public."""
+    scores: dict[Team, ScoreView] | None = None
+    if state.phase == "round_over":
+        a, b = (ScoreView(**s.as_dict(), total=s.total) for s in score_round(state))
+        scores = {"A": a, "B": b}
+    return PlayerView(
+        seat=seat,
+        team=TEAMS[team_of(seat)],
+        variant=state.variant,
+        phase=state.phase,
+        turn=state.turn,
+        hand=[NAMES[t] for t in state.hands[seat - 1]],
+        hand_sizes={str(s): len(state.hands[s - 1]) for s in (1, 2, 3, 4)},
+        melds={
+            TEAMS[i]: [_meld_view(rank, m) for rank, m in enumerate(state.melds[i]) if m]
+            for i in (0, 1)
+        },
+        bonus_threes={TEAMS[i]: [NAMES[t] for t in state.bonus_threes[i]] for i in (0, 1)},
+        opened={TEAMS[i]: state.opened[i] for i in (0, 1)},
+        thresholds={TEAMS[i]: state.thresholds[i] for i in (0, 1)},
+        match_scores={TEAMS[i]: state.match_scores[i] for i in (0, 1)},
+        discard=[NAMES[t] for t in state.discard],
+        stock_size=len(state.stock),
+        account_jokers=state.account_jokers[seat - 1],
+        joker_button_used=state.joker_used[seat - 1],
+        went_out=state.went_out,
+        round_scores=scores,
+        legal_actions=[action_to_wire(a) for a in legal_actions(state, seat)],
+    )
