@@ -7,13 +7,16 @@ discard as auto-play would), enough for a demonstration round.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from shared_engine.actions import DRAW, Action, Discard, Meld, TakePile
 from shared_engine.autoplay import auto_discard
 from shared_engine.legal import legal_actions
 from shared_engine.state import RoundState
+
+if TYPE_CHECKING:
+    import random
 
 Policy = Callable[[RoundState, int], Action]
 

@@ -27,7 +27,11 @@ class MeldView(_View):
     rank: int
     tiles: list[str]
     canasta: Literal["clean", "dirty"] | None
-    """CAN-1..3 once the meld has seven tiles; UI-1 styles melds from their size."""
+    """CAN-1..3, once the meld has seven tiles."""
+    compact: bool
+    """UI-1: a meld of more than five tiles is drawn compactly."""
+    stripe: Literal["yellow", "red"] | None
+    """UI-1: yellow at six tiles, red from seven (a complete canasta)."""
 
 
 class ScoreView(_View):
@@ -66,7 +70,17 @@ def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
     clean = bonus in (500, 1000)
     kind: Literal["clean", "dirty"] | None = None if not bonus else "clean" if clean else "dirty"
     ordered = sorted(tiles, key=lambda t: (t == JOKER or (t >> 2 == 2 and rank != 2), t))
-    return MeldView(rank=rank, tiles=[NAMES[t] for t in ordered], canasta=kind)
+    size = len(tiles)
+    stripe: Literal["yellow", "red"] | None = (
+        "red" if size >= 7 else "yellow" if size == 6 else None
+    )
+    return MeldView(
+        rank=rank,
+        tiles=[NAMES[t] for t in ordered],
+        canasta=kind,
+        compact=size > 5,
+        stripe=stripe,
+    )
 
 
 def player_view(state: RoundState, seat: int) -> PlayerView:
