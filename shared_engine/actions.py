@@ -20,6 +20,7 @@ from shared_engine.tiles import NAMES, TILE_KINDS, parse_tile
 # hostile message cannot make validation expensive.
 MAX_TILES_PER_SPEC: Final = 106
 MAX_SPECS: Final = 13
+_MAX_KEYS: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +123,21 @@ def _specs(models: list[MeldSpecModel]) -> tuple[MeldSpec, ...]:
 
 def parse_action(raw: object) -> Action:
     """A validated action from its wire form (a dict, as decoded from JSON)."""
+    if isinstance(raw, dict) and len(raw) > _MAX_KEYS:
+        raise EngineError("malformed", "too many fields for an action")
     try:
         model = ACTION_ADAPTER.validate_python(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where = ".".join(str(p) for p in first["loc"]) or "action"
         raise EngineError("malformed", f"{where}: {first['msg']}") from None
+    return from_model(model)
+
+
+def from_model(
+    model: DrawModel | TakePileModel | JokerButtonModel | MeldModel | DiscardModel,
+) -> Action:
+    """The internal action of an already validated wire model (e.g. inside a message)."""
     if isinstance(model, DrawModel):
         return DRAW
     if isinstance(model, JokerButtonModel):

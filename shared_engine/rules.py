@@ -24,7 +24,9 @@ from shared_engine.events import (
     TileDrawn,
 )
 from shared_engine.state import RoundState, next_seat, team_of
-from shared_engine.tiles import BONUS_THREES, JOKER, NAMES, VALUES
+from shared_engine.tiles import BONUS_THREES, JOKER, NAMES, TILE_KINDS, VALUES
+
+KINDS = frozenset(TILE_KINDS)
 
 CANASTA_SIZE = 7
 
@@ -143,6 +145,11 @@ def plan_melds(
         return EngineError("cannot_go_out", "OUT-2: one tile left and the team has no canasta")
     rest.sort()
     return MeldPlan(tuple(rest), new_melds, opens, tuple(completed))
+
+
+def stock_exhausted(stock: tuple[int, ...]) -> bool:
+    """STOCK-1: no ordinary tile is left to draw (bonus threes do not count)."""
+    return all(t in BONUS_THREES for t in stock)
 
 
 def _check_turn(state: RoundState, seat: int) -> None:
@@ -269,7 +276,7 @@ def _discard(state: RoundState, seat: int, tile: int) -> tuple[RoundState, list[
     new.hands = _with_hand(state, seat, tuple(rest))
     new.discard = (*state.discard, tile)
     events: list[Event] = [Discarded(seat, tile)]
-    if going_out or not state.stock:
+    if going_out or stock_exhausted(state.stock):
         new.phase = "round_over"
         new.went_out = seat if going_out else None
         events.append(RoundEnded(new.went_out))
@@ -279,13 +286,22 @@ def _discard(state: RoundState, seat: int, tile: int) -> tuple[RoundState, list[
     return new, events
 
 
-def _validate_specs(specs: tuple[MeldSpec, ...]) -> None:
+def _validate_shape(action: Action) -> None:
     """Shape checks that parsing already makes, repeated for actions built in code."""
+    if isinstance(action, Discard):
+        if action.tile not in KINDS:
+            raise EngineError("malformed", f"not a tile: {action.tile!r}")
+        return
+    if not isinstance(action, (Meld, TakePile)):
+        if not isinstance(action, (Draw, JokerButton)):
+            raise EngineError("malformed", f"not an action: {action!r}")
+        return
+    specs = action.melds
     if not specs:
         raise EngineError("malformed", "an action needs at least one meld spec")
     ranks = set()
     for spec in specs:
-        if not 1 <= spec.rank <= 13 or not spec.tiles:
+        if not 1 <= spec.rank <= 13 or not spec.tiles or not KINDS.issuperset(spec.tiles):
             raise EngineError("malformed", "a meld spec needs a rank 1-13 and tiles")
         ranks.add(spec.rank)
     if len(ranks) != len(specs):
@@ -294,8 +310,7 @@ def _validate_specs(specs: tuple[MeldSpec, ...]) -> None:
 
 def apply(state: RoundState, seat: int, action: Action) -> tuple[RoundState, list[Event]]:
     """Apply ``action`` by ``seat``; raises ``EngineError`` and changes nothing if refused."""
-    if isinstance(action, (Meld, TakePile)):
-        _validate_specs(action.melds)
+    _validate_shape(action)
     _check_turn(state, seat)
     phase = state.phase
     if isinstance(action, Discard):
@@ -314,9 +329,7 @@ def apply(state: RoundState, seat: int, action: Action) -> tuple[RoundState, lis
         new, events = _draw(state, seat)
     elif isinstance(action, TakePile):
         new, events = _take_pile(state, seat, action)
-    elif isinstance(action, JokerButton):
-        new, events = _joker_button(state, seat)
     else:
-        raise EngineError("malformed", f"not an action: {action!r}")
+        new, events = _joker_button(state, seat)
     new.ply = state.ply + 1
     return new, events

@@ -139,7 +139,7 @@ def run_scenario(scenario: Scenario) -> None:
             new, _ = apply(state, step.seat, parse_action(step.do))
         except EngineError as exc:
             if want_error != exc.code:
-                raise ScenarioFailed(f"{where}: refused with {exc.code} ({exc.detail})") from None
+                raise ScenarioFailed(f"{where}: refused with {exc}") from None
             if dumps(state) != before:
                 raise ScenarioFailed(f"{where}: refused action changed the state") from None
         else:
@@ -154,19 +154,24 @@ def _files(paths: Sequence[str]) -> Iterator[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from sorted(path.rglob("*.json"))
+            yield from sorted(path.rglob("*.json")) or [path]
         else:
             yield path
 
 
 def run_file(path: Path) -> tuple[str, str | None]:
     """(name, None) on a pass, (name, reason) on a failure; never raises."""
+    if path.is_dir():
+        return str(path), "no scenario files in this folder"
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         scenario = Scenario.model_validate(raw)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValidationError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return str(path), f"not a valid scenario file: {reason}"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        return str(path), f"not a valid scenario file: {where}: {first['msg']}"
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return str(path), f"not a valid scenario file: {type(exc).__name__}: {exc}"
     try:
         run_scenario(scenario)
     except ScenarioFailed as exc:

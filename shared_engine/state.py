@@ -8,9 +8,13 @@ never have touched its input, and old states stay valid for replay and tests.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
-from typing import Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shared_engine.actions import TileName
 from shared_engine.errors import EngineError
 from shared_engine.match import threshold_for
 from shared_engine.tiles import NAMES, parse_tiles
@@ -123,13 +127,7 @@ class RoundState:
 
     def tile_count(self) -> int:
         """Tiles anywhere in the round; 106 for every dealt round (DEAL-1)."""
-        return (
-            sum(map(len, self.hands))
-            + len(self.stock)
-            + len(self.discard)
-            + sum(len(m) for team in self.melds for m in team)
-            + sum(map(len, self.bonus_threes))
-        )
+        return sum(map(len, _all_tiles(self)))
 
 
 def new_state(
@@ -231,33 +229,60 @@ def meld_rank(tiles: tuple[int, ...]) -> int:
     return max(set(ranks), key=ranks.count) if ranks else 0
 
 
-def _team_map(raw: Mapping[str, Any], key: str, default: Any) -> tuple[Any, Any]:
-    value = raw.get(key)
-    if value is None:
-        return default, default
-    if not isinstance(value, Mapping):
-        raise EngineError("malformed", f"{key} must map teams A and B")
-    return value.get("A", default), value.get("B", default)
+SeatKey = Literal["1", "2", "3", "4"]
+TeamKey = Literal["A", "B"]
+SEAT_KEYS: Final[tuple[SeatKey, ...]] = ("1", "2", "3", "4")
 
 
-def _seat_values(raw: Mapping[str, Any], key: str, default: Any) -> tuple[Any, ...]:
-    value = raw.get(key)
-    if value is None:
-        return (default,) * 4
-    if not isinstance(value, Mapping):
-        raise EngineError("malformed", f"{key} must map seats 1-4")
-    return tuple(value.get(str(seat), default) for seat in SEATS)
+class StateModel(BaseModel):
+    """The JSON shape of a round (``to_json``), also a scenario's ``state`` block.
+
+    Scenario states omit most keys; the defaults are those of SCENARIOS.md.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    format: int = FORMAT_VERSION
+    variant: Variant = "twos-meld"
+    turn: int = Field(ge=1, le=4)
+    phase: Phase = "draw"
+    dealer: int = Field(default=4, ge=1, le=4)
+    ply: int = Field(default=0, ge=0)
+    hands: dict[SeatKey, list[TileName]]
+    stock: list[TileName]
+    discard: list[TileName] = Field(default_factory=list)
+    melds: dict[TeamKey, list[list[TileName]]] = Field(default_factory=dict)
+    bonus_threes: dict[TeamKey, list[Literal["3R", "3Y"]]] = Field(default_factory=dict)
+    opened: dict[TeamKey, bool] = Field(default_factory=dict)
+    thresholds: dict[TeamKey, int] = Field(default_factory=dict)
+    match_scores: dict[TeamKey, int] = Field(default_factory=dict)
+    account_jokers: dict[SeatKey, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    joker_button_used: list[Annotated[int, Field(ge=1, le=4)]] = Field(default_factory=list)
+    went_out: int | None = Field(default=None, ge=1, le=4)
+    seed: str | None = None
+    commitment: str | None = None
 
 
-def _melds(team_melds: Any) -> tuple[tuple[int, ...], ...]:
+def _meld_slots(team_melds: list[list[str]], twos: bool) -> tuple[tuple[int, ...], ...]:
+    """A team's melds by rank, each checked against MELD-1..3 and MELD-6."""
     slots: list[tuple[int, ...]] = list(EMPTY_MELDS)
-    for meld in team_melds or ():
+    for meld in team_melds:
         tiles = tuple(sorted(parse_tiles(meld)))
-        if not tiles:
-            raise EngineError("malformed", "a meld has no tiles")
         rank = meld_rank(tiles)
-        if rank == 0 or slots[rank]:
-            raise EngineError("malformed", f"no rank or a second meld of rank {rank}")
+        naturals = sum(1 for t in tiles if t >> 2 == rank)
+        wilds = len(tiles) - naturals
+        wild_ok = all(t == 0 or t >> 2 == 2 for t in tiles if t >> 2 != rank)
+        limit = 2 if rank == 2 else 3
+        if (
+            len(tiles) < 3
+            or rank in (0, 3)
+            or (rank == 2 and not twos)
+            or not wild_ok
+            or wilds > limit
+            or wilds >= naturals
+            or slots[rank]
+        ):
+            raise EngineError("malformed", f"not a valid meld: {meld}")
         slots[rank] = tiles
     return tuple(slots)
 
@@ -265,48 +290,57 @@ def _melds(team_melds: Any) -> tuple[tuple[int, ...], ...]:
 def from_json(raw: Mapping[str, Any]) -> RoundState:
     """A state from ``to_json`` output or from a scenario's ``state`` block.
 
-    Scenario states omit most keys; the defaults are those of SCENARIOS.md.
-    Anything that does not describe a position is ``malformed``.
+    Anything that does not describe a position is ``malformed``: wrong types,
+    unknown keys, invalid melds, or more than two copies of a tile.
     """
     try:
-        variant = raw.get("variant", "twos-meld")
-        phase = raw.get("phase", "draw")
-        turn = raw["turn"]
-        if variant not in VARIANTS or phase not in PHASES or turn not in SEATS:
-            raise EngineError("malformed", "variant, phase or turn out of range")
-        melds = tuple(_melds(m) for m in _team_map(raw, "melds", []))
-        scores = tuple(int(s) for s in _team_map(raw, "match_scores", 0))
-        opened_raw = _team_map(raw, "opened", None)
-        opened = tuple(
-            bool(o) if o is not None else any(melds[i]) for i, o in enumerate(opened_raw)
-        )
-        thresholds_raw = _team_map(raw, "thresholds", None)
-        thresholds = tuple(
-            int(t) if t is not None else threshold_for(scores[i])
-            for i, t in enumerate(thresholds_raw)
-        )
-        used = raw.get("joker_button_used") or []
-        return new_state(
-            twos=variant == "twos-meld",
-            turn=turn,
-            phase=cast(Phase, phase),
-            hands=tuple(parse_tiles(h) for h in _seat_values(raw, "hands", [])),
-            stock=parse_tiles(raw["stock"]),
-            discard=parse_tiles(raw.get("discard") or []),
-            melds=melds,
-            bonus_threes=tuple(parse_tiles(b) for b in _team_map(raw, "bonus_threes", [])),
-            opened=(opened[0], opened[1]),
-            thresholds=(thresholds[0], thresholds[1]),
-            match_scores=(scores[0], scores[1]),
-            account_jokers=tuple(int(j) for j in _seat_values(raw, "account_jokers", 0)),
-            joker_used=tuple(seat in used for seat in SEATS),
-            went_out=raw.get("went_out"),
-            dealer=int(raw.get("dealer", 4)),
-            seed=raw.get("seed"),
-            commitment=raw.get("commitment"),
-            ply=int(raw.get("ply", 0)),
-        )
-    except EngineError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise EngineError("malformed", f"not a round state: {exc!r}") from None
+        m = StateModel.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "state"
+        raise EngineError("malformed", f"{where}: {first['msg']}") from None
+    twos = m.variant == "twos-meld"
+    melds = (_meld_slots(m.melds.get("A", []), twos), _meld_slots(m.melds.get("B", []), twos))
+    state = new_state(
+        twos=twos,
+        turn=m.turn,
+        phase=m.phase,
+        hands=tuple(parse_tiles(m.hands.get(key, [])) for key in SEAT_KEYS),
+        stock=parse_tiles(m.stock),
+        discard=parse_tiles(m.discard),
+        melds=melds,
+        bonus_threes=(
+            parse_tiles(m.bonus_threes.get("A", [])),
+            parse_tiles(m.bonus_threes.get("B", [])),
+        ),
+        opened=(
+            m.opened.get("A", any(melds[0])),
+            m.opened.get("B", any(melds[1])),
+        ),
+        thresholds=(
+            m.thresholds.get("A", threshold_for(m.match_scores.get("A", 0))),
+            m.thresholds.get("B", threshold_for(m.match_scores.get("B", 0))),
+        ),
+        match_scores=(m.match_scores.get("A", 0), m.match_scores.get("B", 0)),
+        account_jokers=tuple(m.account_jokers.get(key, 0) for key in SEAT_KEYS),
+        joker_used=tuple(seat in m.joker_button_used for seat in SEATS),
+        went_out=m.went_out,
+        dealer=m.dealer,
+        seed=m.seed,
+        commitment=m.commitment,
+        ply=m.ply,
+    )
+    copies = Counter(t for group in _all_tiles(state) for t in group)
+    if any(n > 2 for n in copies.values()):
+        raise EngineError("malformed", "more than two copies of a tile")
+    return state
+
+
+def _all_tiles(state: RoundState) -> list[tuple[int, ...]]:
+    return [
+        *state.hands,
+        state.stock,
+        state.discard,
+        *(m for team in state.melds for m in team),
+        *state.bonus_threes,
+    ]

@@ -44,10 +44,13 @@ def _rule_ids() -> list[str]:
 
 
 def _cited_by_tests(rule: str) -> bool:
+    """A test cites a rule as ``PILE-3`` in a docstring or ``pile_3`` in its name."""
+    forms = (rule, rule.lower().replace("-", "_"))
     return any(
-        rule in path.read_text(encoding="utf-8")
+        form in path.read_text(encoding="utf-8")
         for tier in ("unit", "property")
         for path in (ROOT / "tests" / tier).rglob("*.py")
+        for form in forms
     )
 
 

@@ -1,0 +1,154 @@
+"""Match rules: thresholds (OPEN-2), dealers (DEAL-2), match end and rewards (MATCH-1..4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared_engine.match import (
+    MatchDecision,
+    MatchMode,
+    account_rewards,
+    dealer_of_round,
+    decide_after_round,
+    first_player,
+    threshold_for,
+)
+
+pytestmark = pytest.mark.unit
+
+CONTINUE = MatchDecision(ended=False, winner=None, tie_break=False)
+TIE_BREAK = MatchDecision(ended=False, winner=None, tie_break=True)
+
+
+def won_by(team: int) -> MatchDecision:
+    return MatchDecision(ended=True, winner=team, tie_break=False)
+
+
+@pytest.mark.parametrize(
+    ("total", "threshold"),
+    [
+        (-10_000, 15),
+        (-1, 15),
+        (0, 50),
+        (1_499, 50),
+        (1_500, 90),
+        (2_999, 90),
+        (3_000, 120),
+        (6_999, 120),
+        (7_000, 150),
+        (25_000, 150),
+    ],
+)
+def test_threshold_for_every_boundary_open_2(total: int, threshold: int) -> None:
+    assert threshold_for(total) == threshold
+
+
+@pytest.mark.parametrize(
+    ("round_number", "dealer"), [(1, 4), (2, 1), (3, 2), (4, 3), (5, 4), (6, 1), (7, 2), (8, 3)]
+)
+def test_dealer_of_round_rotates_from_seat_4_deal_2(round_number: int, dealer: int) -> None:
+    assert dealer_of_round(round_number) == dealer
+
+
+@pytest.mark.parametrize(("dealer", "first"), [(1, 2), (2, 3), (3, 4), (4, 1)])
+def test_first_player_is_after_the_dealer_deal_2(dealer: int, first: int) -> None:
+    assert first_player(dealer) == first
+
+
+def test_round_1_is_started_by_seat_1() -> None:
+    assert first_player(dealer_of_round(1)) == 1
+
+
+# --- one round ------------------------------------------------------------------
+
+
+def test_one_round_ends_after_round_1_match_1() -> None:
+    assert decide_after_round(MatchMode.ONE_ROUND, (500, 300), 1) == won_by(0)
+    assert decide_after_round(MatchMode.ONE_ROUND, (-500, 300), 1) == won_by(1)
+
+
+def test_one_round_tie_adds_a_round_match_2() -> None:
+    assert decide_after_round(MatchMode.ONE_ROUND, (400, 400), 1) == TIE_BREAK
+    assert decide_after_round(MatchMode.ONE_ROUND, (400, 400), 2) == TIE_BREAK
+    assert decide_after_round(MatchMode.ONE_ROUND, (400, 410), 2) == won_by(1)
+
+
+# --- three rounds and arena ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [MatchMode.THREE_ROUNDS, MatchMode.ARENA])
+def test_three_rounds_not_ended_before_round_3_match_1(mode: MatchMode) -> None:
+    assert decide_after_round(mode, (5_000, 100), 1) == CONTINUE
+    assert decide_after_round(mode, (12_000, 100), 2) == CONTINUE
+    assert decide_after_round(mode, (100, 100), 2) == CONTINUE
+
+
+@pytest.mark.parametrize("mode", [MatchMode.THREE_ROUNDS, MatchMode.ARENA])
+def test_three_rounds_end_after_round_3_match_1(mode: MatchMode) -> None:
+    assert decide_after_round(mode, (900, 1_000), 3) == won_by(1)
+    assert decide_after_round(mode, (1_000, 900), 3) == won_by(0)
+
+
+@pytest.mark.parametrize("mode", [MatchMode.THREE_ROUNDS, MatchMode.ARENA])
+def test_three_rounds_tie_after_round_3_adds_a_round_match_2(mode: MatchMode) -> None:
+    assert decide_after_round(mode, (1_000, 1_000), 3) == TIE_BREAK
+    assert decide_after_round(mode, (1_200, 1_000), 4) == won_by(0)
+    assert decide_after_round(mode, (1_200, 1_200), 4) == TIE_BREAK
+    assert decide_after_round(mode, (1_200, 1_300), 5) == won_by(1)
+
+
+# --- to 10,000 --------------------------------------------------------------------
+
+
+def test_to_10000_continues_below_the_target_match_1() -> None:
+    for rounds in (1, 3, 10, 40):
+        assert decide_after_round(MatchMode.TO_10000, (9_999, 9_999), rounds) == CONTINUE
+        assert decide_after_round(MatchMode.TO_10000, (9_999, -3_000), rounds) == CONTINUE
+
+
+def test_to_10000_ends_when_a_team_reaches_it_match_1() -> None:
+    assert decide_after_round(MatchMode.TO_10000, (10_000, 9_999), 5) == won_by(0)
+    assert decide_after_round(MatchMode.TO_10000, (2_000, 10_450), 4) == won_by(1)
+
+
+def test_to_10000_higher_total_wins_when_both_are_over_match_1() -> None:
+    assert decide_after_round(MatchMode.TO_10000, (10_800, 11_200), 6) == won_by(1)
+    assert decide_after_round(MatchMode.TO_10000, (12_000, 10_100), 6) == won_by(0)
+
+
+def test_to_10000_tie_over_the_target_adds_a_round_match_2() -> None:
+    assert decide_after_round(MatchMode.TO_10000, (10_500, 10_500), 6) == TIE_BREAK
+
+
+# --- rewards ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [MatchMode.ONE_ROUND, MatchMode.THREE_ROUNDS, MatchMode.TO_10000])
+@pytest.mark.parametrize("rounds", [1, 3, 4, 9])
+@pytest.mark.parametrize("winner", [0, 1])
+def test_rewards_are_1000_per_round_played_match_3(
+    mode: MatchMode, rounds: int, winner: int
+) -> None:
+    rewards = account_rewards(mode, winner, rounds)
+    amount = 1_000 * rounds
+    winners = (1, 3) if winner == 0 else (2, 4)
+    assert set(rewards) == {1, 2, 3, 4}
+    for seat, change in rewards.items():
+        assert change == (amount if seat in winners else -amount)
+    assert sum(rewards.values()) == 0
+
+
+def test_four_rounds_pay_4000_match_3() -> None:
+    assert account_rewards(MatchMode.THREE_ROUNDS, 1, 4) == {
+        1: -4_000,
+        2: 4_000,
+        3: -4_000,
+        4: 4_000,
+    }
+
+
+@pytest.mark.parametrize("rounds", [3, 4, 7])
+def test_arena_pays_the_stake_whatever_the_rounds_match_4(rounds: int) -> None:
+    rewards = account_rewards(MatchMode.ARENA, 0, rounds, stake=250)
+    assert rewards == {1: 250, 2: -250, 3: 250, 4: -250}
+    assert sum(rewards.values()) == 0
