@@ -1,0 +1,188 @@
+"""Delivers what AWS would deliver, to the very same handler functions.
+
+In AWS, event source mappings feed the handlers: the games table's stream
+feeds the relay, each SQS queue (fed by an EventBridge rule or by a turn
+timer's schedule) feeds its consumer, and EventBridge Scheduler fires the
+timers. Locally this dispatcher does the same by polling moto: same event
+shapes, same partial-batch failure contract, same retries.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+ROUTES: dict[str, str] = {
+    "deal": "services.deal.handler:events",
+    "score": "services.score.handler:events",
+    "turn-events": "services.turn.handler:events",
+    "timers": "services.turn.handler:timers",
+}
+RELAY = "services.relay.handler:stream"
+
+
+def load(path: str) -> Handler:
+    module, name = path.split(":")
+    handler: Handler = getattr(importlib.import_module(module), name)
+    return handler
+
+
+@dataclass
+class LambdaContext:
+    """What Powertools reads from a Lambda context object."""
+
+    function_name: str
+    memory_limit_in_mb: int = 256
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        *,
+        client: Callable[[str], Any],
+        queues: dict[str, str],
+        stream_arn: str,
+        schedule_group: str,
+        timer_queue_url: str,
+        routes: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._sqs = client("sqs")
+        self._streams = client("dynamodbstreams")
+        self._scheduler = client("scheduler")
+        self._queues = queues
+        self._stream_arn = stream_arn
+        self._group = schedule_group
+        self._timer_queue = timer_queue_url
+        self._routes = {name: load(path) for name, path in (routes or ROUTES).items()}
+        self._relay = load(RELAY)
+        self._clock = clock
+        self._iterators: dict[str, str] = {}
+        self._due: dict[str, tuple[float, str]] = {}
+        self._pending: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+
+    # --- the stream -------------------------------------------------------------
+
+    def _stream_records(self) -> list[dict[str, Any]]:
+        shards = self._streams.describe_stream(StreamArn=self._stream_arn)["StreamDescription"][
+            "Shards"
+        ]
+        records: list[dict[str, Any]] = []
+        for shard in shards:
+            shard_id = shard["ShardId"]
+            iterator = (
+                self._iterators.get(shard_id)
+                or self._streams.get_shard_iterator(
+                    StreamArn=self._stream_arn, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
+                )["ShardIterator"]
+            )
+            response = self._streams.get_records(ShardIterator=iterator)
+            self._iterators[shard_id] = response.get("NextShardIterator") or iterator
+            records.extend(response["Records"])
+        return records
+
+    def pump_stream(self) -> int:
+        """Relay the stream's new records (and earlier failed ones, first)."""
+        records = self._pending + [
+            {**r, "eventSource": "aws:dynamodb", "eventSourceARN": self._stream_arn}
+            for r in self._stream_records()
+        ]
+        if not records:
+            return 0
+        result = self._relay({"Records": records}, LambdaContext("relay"))
+        failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        if failed:
+            first = next(
+                i for i, r in enumerate(records) if r["dynamodb"].get("SequenceNumber") in failed
+            )
+            self._pending = records[first:]
+            self.errors.append(f"relay failed at record {first}")
+            return first
+        self._pending = []
+        return len(records)
+
+    # --- queues -----------------------------------------------------------------
+
+    def pump_queue(self, name: str) -> int:
+        url = self._queues[name]
+        messages = self._sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0
+        ).get("Messages", [])
+        if not messages:
+            return 0
+        event = {
+            "Records": [
+                {
+                    "messageId": m["MessageId"],
+                    "receiptHandle": m["ReceiptHandle"],
+                    "body": m["Body"],
+                    "eventSource": "aws:sqs",
+                }
+                for m in messages
+            ]
+        }
+        result = self._routes[name](event, LambdaContext(name))
+        failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        for m in messages:
+            if m["MessageId"] in failed:
+                self.errors.append(f"{name}: message {m['MessageId']} failed")
+                self._sqs.change_message_visibility(
+                    QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=0
+                )
+            else:
+                self._sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        return len(messages) - len(failed)
+
+    # --- timers -----------------------------------------------------------------
+
+    def fire_timers(self, *, all_due: bool = False) -> int:
+        """Send due schedules' input to their queue and delete them (``all_due``: every one)."""
+        fired = 0
+        now = self._clock()
+        for summary in self._scheduler.list_schedules(GroupName=self._group).get("Schedules", []):
+            name = summary["Name"]
+            if name not in self._due:
+                schedule = self._scheduler.get_schedule(GroupName=self._group, Name=name)
+                when = datetime.fromisoformat(schedule["ScheduleExpression"][3:-1]).replace(
+                    tzinfo=UTC
+                )
+                self._due[name] = (when.timestamp(), schedule["Target"]["Input"])
+            due, body = self._due[name]
+            if all_due or due <= now:
+                self._sqs.send_message(QueueUrl=self._timer_queue, MessageBody=body)
+                self._scheduler.delete_schedule(GroupName=self._group, Name=name)
+                del self._due[name]
+                fired += 1
+        return fired
+
+    # --- all of it --------------------------------------------------------------
+
+    def pump(self) -> int:
+        """One pass over every source; returns how many deliveries it made."""
+        delivered = self.pump_stream()
+        for name in self._queues:
+            if name in self._routes:
+                delivered += self.pump_queue(name)
+        return delivered + self.fire_timers()
+
+    def run_until_idle(self, limit: int = 1000) -> int:
+        total = 0
+        for _ in range(limit):
+            delivered = self.pump()
+            if not delivered:
+                return total
+            total += delivered
+        raise RuntimeError("the dispatcher did not settle")

@@ -1,0 +1,66 @@
+"""Creates, on the embedded AWS, every resource the handlers use.
+
+Names and keys come from ``services.common.constants``, the module the CDK
+stack builds from, so the local stack and production cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from services.common import constants
+from services.common.settings import Settings
+
+
+@dataclass(frozen=True)
+class LocalResources:
+    queues: dict[str, str]
+    """Consumer name → queue URL (including the turn timers' queue under ``timers``)."""
+    timer_queue_arn: str
+    scheduler_role_arn: str
+    stream_arn: str
+
+
+def create_resources(settings: Settings, client: Any) -> LocalResources:
+    """Create tables, bus, rules, queues and the schedule group; ``client(name)`` builds clients."""
+    dynamodb = client("dynamodb")
+    names = {
+        constants.GAMES.name: settings.games_table,
+        constants.CONNECTIONS.name: settings.connections_table,
+        constants.PLAYERS.name: settings.players_table,
+    }
+    for spec in constants.TABLES:
+        dynamodb.create_table(**constants.create_table_request(spec, names[spec.name]))
+    stream_arn = dynamodb.describe_table(TableName=settings.games_table)["Table"]["LatestStreamArn"]
+
+    sqs = client("sqs")
+    events = client("events")
+    events.create_event_bus(Name=settings.event_bus)
+    queues: dict[str, str] = {}
+    for consumer, detail_types in constants.CONSUMERS.items():
+        url = sqs.create_queue(QueueName=constants.queue_name(consumer))["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        rule = f"to-{consumer}"
+        events.put_rule(
+            Name=rule,
+            EventBusName=settings.event_bus,
+            EventPattern=json.dumps({"detail-type": list(detail_types)}),
+        )
+        events.put_targets(
+            Rule=rule, EventBusName=settings.event_bus, Targets=[{"Id": consumer, "Arn": arn}]
+        )
+        queues[consumer] = url
+    timer_url = sqs.create_queue(QueueName=constants.TIMER_QUEUE)["QueueUrl"]
+    timer_arn = sqs.get_queue_attributes(QueueUrl=timer_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    queues["timers"] = timer_url
+    client("scheduler").create_schedule_group(Name=settings.schedule_group)
+    role_arn = "arn:aws:iam::123456789012:role/canasta-local-scheduler"
+    return LocalResources(
+        queues=queues, timer_queue_arn=timer_arn, scheduler_role_arn=role_arn, stream_arn=stream_arn
+    )

@@ -1,0 +1,1 @@
+"""What the services share: settings, contracts, adapters, identity, observability."""

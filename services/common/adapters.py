@@ -1,0 +1,126 @@
+"""The outside world as the application code sees it: small ports and their AWS adapters.
+
+Application code depends on the protocols; the composition root of each
+service wires the AWS adapters, tests wire fakes or moto-backed clients.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from services.common.dynamo import error_code
+from services.common.store import Outbound
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+class Entropy(Protocol):
+    def new_seed(self) -> str: ...
+
+
+class SecureEntropy:
+    """DEAL-4: production seeds come from the operating system's secure source."""
+
+    def new_seed(self) -> str:
+        return secrets.token_hex(32)
+
+
+class Pusher(Protocol):
+    def send(self, connection_id: str, message: dict[str, Any]) -> bool:
+        """Deliver one message; False if the connection is gone."""
+        ...
+
+
+class ApiGatewayPusher:
+    """Posts to the API Gateway management API (``@connections``)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def send(self, connection_id: str, message: dict[str, Any]) -> bool:
+        data = json.dumps(message, separators=(",", ":")).encode()
+        try:
+            self._client.post_to_connection(ConnectionId=connection_id, Data=data)
+        except Exception as exc:
+            if error_code(exc) in ("GoneException", "410"):
+                return False
+            raise
+        return True
+
+
+class Publisher(Protocol):
+    def publish(self, events: Sequence[Outbound]) -> None: ...
+
+
+class EventBridgePublisher:
+    """PutEvents in batches of ten; raises if any entry failed, so the caller retries."""
+
+    def __init__(self, client: Any, bus: str) -> None:
+        self._client = client
+        self._bus = bus
+
+    def publish(self, events: Sequence[Outbound]) -> None:
+        for start in range(0, len(events), 10):
+            batch = events[start : start + 10]
+            response = self._client.put_events(
+                Entries=[
+                    {
+                        "EventBusName": self._bus,
+                        "Source": e.source,
+                        "DetailType": e.detail_type,
+                        "Detail": json.dumps(e.detail, separators=(",", ":")),
+                    }
+                    for e in batch
+                ]
+            )
+            if response.get("FailedEntryCount"):
+                raise RuntimeError(f"EventBridge refused {response['FailedEntryCount']} event(s)")
+
+
+class TurnTimers(Protocol):
+    def schedule(self, table_id: str, turn_started: int, at: float) -> None: ...
+
+
+class SchedulerTurnTimers:
+    """TABLE-2 timers as one-time EventBridge Scheduler schedules that survive restarts.
+
+    The schedule sends ``{"table_id", "turn_started"}`` to the timer queue at
+    the deadline and deletes itself; the turn service ignores it if that turn
+    is already over.
+    """
+
+    def __init__(self, client: Any, group: str, queue_arn: str, role_arn: str) -> None:
+        self._client = client
+        self._group = group
+        self._queue_arn = queue_arn
+        self._role_arn = role_arn
+
+    def schedule(self, table_id: str, turn_started: int, at: float) -> None:
+        when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at))
+        try:
+            self._client.create_schedule(
+                Name=f"turn-{table_id}-{turn_started}",
+                GroupName=self._group,
+                ScheduleExpression=f"at({when})",
+                FlexibleTimeWindow={"Mode": "OFF"},
+                ActionAfterCompletion="DELETE",
+                Target={
+                    "Arn": self._queue_arn,
+                    "RoleArn": self._role_arn,
+                    "Input": json.dumps({"table_id": table_id, "turn_started": turn_started}),
+                },
+            )
+        except Exception as exc:
+            if error_code(exc) != "ConflictException":
+                raise

@@ -1,0 +1,122 @@
+"""Names and keys of every AWS resource, shared by the CDK stack and the local stack.
+
+The CDK app builds its tables from ``TABLES`` and the moto fixtures and the
+local stack create theirs from the same specs (``create_table_request``), so
+a key can never differ between production and tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    name: str
+    partition_key: str
+    sort_key: str | None = None
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A DynamoDB table: string keys, on-demand, optional TTL, stream and indexes."""
+
+    name: str
+    partition_key: str
+    sort_key: str | None = None
+    ttl_attribute: str | None = None
+    stream: bool = False
+    indexes: tuple[IndexSpec, ...] = field(default_factory=tuple)
+
+
+GAMES: Final = TableSpec(
+    name="canasta-games",
+    partition_key="pk",
+    sort_key="sk",
+    ttl_attribute="expires_at",
+    stream=True,
+)
+"""Live tables (``TABLE``), rounds (``ROUND#n``), scores (``SCORE#n``) and action logs.
+
+The stream feeds the outbox relay: items written with an ``outbox`` attribute
+become EventBridge events (docs/data-model.md).
+"""
+
+CONNECTIONS: Final = TableSpec(
+    name="canasta-connections", partition_key="connection_id", ttl_attribute="expires_at"
+)
+PLAYERS: Final = TableSpec(name="canasta-players", partition_key="player_id")
+
+TABLES: Final = (GAMES, CONNECTIONS, PLAYERS)
+
+EVENT_BUS: Final = "canasta-events"
+EVENT_SOURCE: Final = "canasta"
+TIMER_QUEUE: Final = "canasta-turn-timers"
+SCHEDULE_GROUP: Final = "canasta-turn-timers"
+
+# Consumers of the bus: each gets a queue, fed by one rule matching these detail-types.
+CONSUMERS: Final = {
+    "deal": ("TableFormed", "RoundScored"),
+    "score": ("RoundEnded",),
+    "turn-events": ("RoundStarted", "PlayerConnected", "PlayerDisconnected"),
+}
+
+
+def queue_name(consumer: str) -> str:
+    return f"canasta-{consumer}"
+
+
+# Item keys of the games table.
+TABLE_SK: Final = "TABLE"
+
+
+def table_pk(table_id: str) -> str:
+    return f"TABLE#{table_id}"
+
+
+def round_sk(round_number: int) -> str:
+    return f"ROUND#{round_number:04d}"
+
+
+def score_sk(round_number: int) -> str:
+    return f"SCORE#{round_number:04d}"
+
+
+def log_sk(round_number: int, version: int) -> str:
+    return f"LOG#{round_number:04d}#{version:06d}"
+
+
+def create_table_request(spec: TableSpec, name: str | None = None) -> dict[str, Any]:
+    """The boto3 ``create_table`` arguments for a spec (used by tests and the local stack)."""
+    keys = [(spec.partition_key, "HASH")] + ([(spec.sort_key, "RANGE")] if spec.sort_key else [])
+    attributes = {key for key, _ in keys}
+    for index in spec.indexes:
+        attributes.add(index.partition_key)
+        if index.sort_key:
+            attributes.add(index.sort_key)
+    request: dict[str, Any] = {
+        "TableName": name or spec.name,
+        "KeySchema": [{"AttributeName": k, "KeyType": t} for k, t in keys],
+        "AttributeDefinitions": [
+            {"AttributeName": a, "AttributeType": "S"} for a in sorted(attributes)
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    if spec.indexes:
+        request["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index.name,
+                "KeySchema": [{"AttributeName": index.partition_key, "KeyType": "HASH"}]
+                + (
+                    [{"AttributeName": index.sort_key, "KeyType": "RANGE"}]
+                    if index.sort_key
+                    else []
+                ),
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index in spec.indexes
+        ]
+    if spec.stream:
+        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    return request

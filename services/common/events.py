@@ -1,0 +1,149 @@
+"""Every EventBridge event the services exchange, as pydantic models.
+
+The models are the single source of the JSON Schemas in ``events/schemas/``
+(``python -m services.common.schemas``) and of the samples' validation. The
+``detail-type`` of an event is its class name; its ``source`` names the
+service that wrote it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared_engine.match import MatchMode
+
+Team = Literal["A", "B"]
+Variant = Literal["twos-meld", "classic"]
+SeatKey = Literal["1", "2", "3", "4"]
+
+
+class _Detail(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SeatPlayer(_Detail):
+    player_id: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=32)
+    bot: bool = False
+
+
+class TableFormed(_Detail):
+    """A table of four is ready; the deal service deals its first round."""
+
+    table_id: str
+    mode: MatchMode
+    variant: Variant = "twos-meld"
+    stake: int = Field(default=0, ge=0)
+    seats: dict[SeatKey, SeatPlayer]
+
+
+class RoundStarted(_Detail):
+    """A round was dealt. ``commitment`` fixes the shuffle before anyone plays (DEAL-4)."""
+
+    table_id: str
+    round: int = Field(ge=1)
+    dealer: int = Field(ge=1, le=4)
+    commitment: str
+    version: int
+
+
+class ActionApplied(_Detail):
+    """One action changed a table. Carries only public information: never a drawn tile."""
+
+    table_id: str
+    round: int
+    version: int
+    seat: int = Field(ge=1, le=4)
+    action: dict[str, Any]
+    auto: bool = False
+    """TABLE-2: the server played it for an absent or timed-out seat."""
+
+
+class RoundEnded(_Detail):
+    table_id: str
+    round: int
+    version: int
+    went_out: int | None
+
+
+class TeamScore(_Detail):
+    melded: int
+    canastas: int
+    bonus_threes: int
+    going_out: int
+    hands: int
+    total: int
+
+
+class RoundScored(_Detail):
+    """The round's scores and the match decision; reveals the round's seed."""
+
+    table_id: str
+    round: int
+    scores: dict[Team, TeamScore]
+    totals: dict[Team, int]
+    next: Literal["round", "tie_break", "end"]
+    seed: str
+    commitment: str
+
+
+class MatchEnded(_Detail):
+    """The match is over; the ledger settles it (MATCH-3, MATCH-4)."""
+
+    table_id: str
+    mode: MatchMode
+    stake: int
+    winner: Team
+    totals: dict[Team, int]
+    rounds_played: int
+    seats: dict[SeatKey, SeatPlayer]
+
+
+class PlayerConnected(_Detail):
+    player_id: str
+    connection_id: str
+    table_id: str | None = None
+    seat: int | None = None
+
+
+class PlayerDisconnected(_Detail):
+    player_id: str
+    connection_id: str
+    table_id: str | None = None
+    seat: int | None = None
+
+
+EVENT_TYPES: dict[str, type[_Detail]] = {
+    model.__name__: model
+    for model in (
+        TableFormed,
+        RoundStarted,
+        ActionApplied,
+        RoundEnded,
+        RoundScored,
+        MatchEnded,
+        PlayerConnected,
+        PlayerDisconnected,
+    )
+}
+
+
+class EventEnvelope(BaseModel):
+    """An EventBridge event as a target receives it.
+
+    Tolerant of what the platform adds or omits (moto leaves out ``account``);
+    strict about ``detail``, which is parsed by the model its type names.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    detail_type: str = Field(alias="detail-type")
+    source: str
+    id: str | None = None
+    time: str | None = None
+    detail: dict[str, Any]
+
+    def parsed(self) -> _Detail:
+        return EVENT_TYPES[self.detail_type].model_validate(self.detail)

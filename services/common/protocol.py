@@ -1,0 +1,129 @@
+"""The WebSocket protocol: every message a client sends and every one it receives.
+
+API Gateway routes a client message on its ``action`` field
+(``$request.body.action``); each route parses its message with the model
+here. The AsyncAPI document (docs/asyncapi.json) and docs/protocol.md are
+generated from these models, so code and documentation cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.common.events import SeatPlayer, TeamScore
+from shared_engine.actions import ActionModel
+from shared_engine.errors import ErrorCode
+from shared_engine.match import MatchMode
+from shared_engine.view import PlayerView
+
+PROTOCOL_VERSION = 1
+TableId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- client to server -------------------------------------------------------------
+
+
+class Play(_Message):
+    """Apply one action at the table. ``version`` is the version of the view it was chosen on."""
+
+    action: Literal["play"]
+    table_id: TableId
+    version: int = Field(ge=0)
+    move: ActionModel
+
+
+class Sync(_Message):
+    """Ask for the current view of the player's table (sent after every (re)connect)."""
+
+    action: Literal["sync"]
+
+
+ClientMessage = Annotated[Play | Sync, Field(discriminator="action")]
+
+
+# --- server to client -------------------------------------------------------------
+
+ServiceErrorCode = Literal[
+    "stale_version",
+    "not_seated",
+    "no_table",
+    "message_too_large",
+    "unknown_action",
+    "internal",
+]
+"""Refusals of the services, beside the engine's codes (SCENARIOS.md)."""
+
+
+class SeatInfo(_Message):
+    player: SeatPlayer
+    connected: bool
+
+
+class MatchInfo(_Message):
+    mode: MatchMode
+    variant: Literal["twos-meld", "classic"]
+    stake: int
+    round: int
+    totals: dict[Literal["A", "B"], int]
+    status: Literal["playing", "finished", "aborted"]
+
+
+class ViewMessage(_Message):
+    """The seat's whole view. Sent after every change; a client replaces its state with it."""
+
+    type: Literal["view"] = "view"
+    protocol: int = PROTOCOL_VERSION
+    table_id: str
+    version: int
+    seat: int
+    seats: dict[Literal["1", "2", "3", "4"], SeatInfo]
+    match: MatchInfo
+    turn_deadline: float | None
+    """Epoch seconds when auto-play takes the current turn (TABLE-2), if timed."""
+    view: PlayerView
+    last_action: dict[str, Any] | None = None
+    """The public form of the action that produced this version, for animation."""
+
+
+class ErrorMessage(_Message):
+    """A refusal. Nothing changed. ``view`` comes with ``stale_version``."""
+
+    type: Literal["error"] = "error"
+    code: ErrorCode | ServiceErrorCode
+    message: str
+    table_id: str | None = None
+    view: ViewMessage | None = None
+
+
+class RoundResultMessage(_Message):
+    type: Literal["round_result"] = "round_result"
+    table_id: str
+    round: int
+    scores: dict[Literal["A", "B"], TeamScore]
+    totals: dict[Literal["A", "B"], int]
+    next: Literal["round", "tie_break", "end"]
+    seed: str
+    """Revealed now: recompute the shuffle and check it against ``commitment`` (DEAL-4)."""
+    commitment: str
+
+
+class MatchResultMessage(_Message):
+    type: Literal["match_result"] = "match_result"
+    table_id: str
+    winner: Literal["A", "B"]
+    totals: dict[Literal["A", "B"], int]
+    rounds_played: int
+    rewards: dict[Literal["1", "2", "3", "4"], int]
+    """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
+
+
+ServerMessage = Annotated[
+    ViewMessage | ErrorMessage | RoundResultMessage | MatchResultMessage,
+    Field(discriminator="type"),
+]

@@ -1,0 +1,129 @@
+"""Lambda plumbing shared by the handlers: event models, AWS clients, SQS batches.
+
+Clients are created on first use, so a cold start pays only for the clients
+its path needs (each boto3 client loads its service model when created).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from services.common.settings import Settings
+
+
+class LazyClient:
+    """Stands for a boto3 client and creates it on first use (each costs tens of ms)."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._client: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            self._client = self._factory()
+        return getattr(self._client, name)
+
+
+class Clients:
+    """Every AWS client a service may use, built from the settings on first use."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self.dynamodb = self._lazy("dynamodb")
+        self.events = self._lazy("events")
+        self.scheduler = self._lazy("scheduler")
+        self.secrets = self._lazy("secretsmanager")
+        self.connections = self._lazy("apigatewaymanagementapi", settings.websocket_endpoint)
+
+    def _lazy(self, service: str, endpoint_url: str | None = None) -> Any:
+        settings = self._settings
+
+        def create() -> Any:
+            import boto3  # noqa: PLC0415 - the heaviest import, paid only when a client is used
+
+            return boto3.client(
+                service,
+                region_name=settings.region,
+                endpoint_url=endpoint_url or settings.endpoint_url,
+            )
+
+        return LazyClient(create)
+
+
+class RequestContext(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    connection_id: str = Field(alias="connectionId")
+    route_key: str = Field(alias="routeKey")
+    authorizer: dict[str, Any] | None = None
+
+
+class WebSocketEvent(BaseModel):
+    """The part of an API Gateway WebSocket event the services read."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    request_context: RequestContext = Field(alias="requestContext")
+    body: str | None = None
+    query: dict[str, str] | None = Field(default=None, alias="queryStringParameters")
+
+    @property
+    def player(self) -> tuple[str, str] | None:
+        """(player id, name) from the connect-time authorizer, never from the body."""
+        auth = self.request_context.authorizer or {}
+        player_id, name = auth.get("player_id"), auth.get("name")
+        if isinstance(player_id, str) and isinstance(name, str) and player_id:
+            return player_id, name
+        return None
+
+
+class SqsRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    message_id: str = Field(alias="messageId")
+    body: str
+
+
+class SqsEvent(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    records: list[SqsRecord] = Field(alias="Records")
+
+
+def process_batch(
+    event: dict[str, Any],
+    handle: Callable[[dict[str, Any]], None],
+    on_error: Callable[[Exception], None],
+) -> dict[str, Any]:
+    """Handle each SQS record; report the failed ones so that only they are retried."""
+    failures = []
+    for record in SqsEvent.model_validate(event).records:
+        try:
+            handle(json.loads(record.body))
+        except Exception as exc:
+            on_error(exc)
+            failures.append({"itemIdentifier": record.message_id})
+    return {"batchItemFailures": failures}
+
+
+class TimerMessage(BaseModel):
+    """What a turn timer delivers to the timer queue when it fires."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table_id: str
+    turn_started: int
+
+
+def token_secret(settings: Settings, clients: Clients) -> bytes:
+    """The token signing key: from Secrets Manager in AWS, from the settings locally."""
+    if settings.token_secret is not None:
+        return settings.token_secret.get_secret_value().encode()
+    if settings.token_secret_arn is None:
+        raise RuntimeError("set CANASTA_TOKEN_SECRET or CANASTA_TOKEN_SECRET_ARN")
+    value = clients.secrets.get_secret_value(SecretId=settings.token_secret_arn)["SecretString"]
+    return str(value).encode()

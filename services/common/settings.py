@@ -1,0 +1,43 @@
+"""One settings model for every service, read from the environment.
+
+The CDK stack sets these variables on each function; the local stack sets the
+same ones pointing at moto and the local gateway. That is the only difference
+between the two: configuration, never code.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from services.common import constants
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CANASTA_", frozen=True)
+
+    region: str = Field(default="eu-west-1", validation_alias="AWS_REGION")
+    endpoint_url: str | None = None
+    """Set only locally: every AWS client talks to this endpoint (moto)."""
+
+    games_table: str = constants.GAMES.name
+    connections_table: str = constants.CONNECTIONS.name
+    players_table: str = constants.PLAYERS.name
+    event_bus: str = constants.EVENT_BUS
+
+    websocket_endpoint: str | None = None
+    """The API Gateway management endpoint (``https://id.execute-api.region.amazonaws.com/stage``)."""
+
+    token_secret: SecretStr | None = None
+    """The key that signs player tokens; in AWS read from ``token_secret_arn`` instead."""
+    token_secret_arn: str | None = None
+    token_ttl_seconds: int = 12 * 3600
+
+    turn_seconds: int = Field(default=60, ge=5, le=3600)
+    """TABLE-2: how long a connected player has for a turn before auto-play."""
+    timer_queue_arn: str | None = None
+    schedule_group: str = constants.SCHEDULE_GROUP
+    scheduler_role_arn: str | None = None
+
+    max_message_bytes: int = 8 * 1024
+    connection_ttl_seconds: int = 3 * 3600

@@ -1,0 +1,83 @@
+"""Building and pushing each seat's own view of a table.
+
+Every push is built per seat from ``player_view``: nothing addressed to one
+seat is ever computed from another seat's data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.common.adapters import Pusher
+from services.common.protocol import ErrorMessage, MatchInfo, SeatInfo, ViewMessage
+from services.common.records import SEATS, TableRecord
+from services.common.store import GameStore
+from shared_engine import RoundState, loads, player_view
+
+
+def view_message(
+    table: TableRecord, state: RoundState, seat: int, last_action: dict[str, Any] | None = None
+) -> ViewMessage:
+    return ViewMessage(
+        table_id=table.table_id,
+        version=table.version,
+        seat=seat,
+        seats={
+            str(s): SeatInfo(player=table.seats[s], connected=table.connections.get(s) is not None)  # type: ignore[misc]
+            for s in SEATS
+        },
+        match=MatchInfo(
+            mode=table.mode,
+            variant=table.variant,
+            stake=table.stake,
+            round=table.round,
+            totals={"A": table.totals[0], "B": table.totals[1]},
+            status=table.status,
+        ),
+        turn_deadline=table.turn_deadline,
+        view=player_view(state, seat),
+        last_action=last_action,
+    )
+
+
+def error_message(
+    code: str, message: str, table_id: str | None = None, view: ViewMessage | None = None
+) -> dict[str, Any]:
+    return ErrorMessage(code=code, message=message, table_id=table_id, view=view).model_dump(  # type: ignore[arg-type]
+        mode="json", exclude_none=True
+    )
+
+
+class ViewPusher:
+    """Pushes to every connected seat; a gone connection frees its seat and never fails the move."""
+
+    def __init__(self, pusher: Pusher, store: GameStore) -> None:
+        self._pusher = pusher
+        self._store = store
+
+    def send(self, connection_id: str, message: dict[str, Any]) -> bool:
+        return self._pusher.send(connection_id, message)
+
+    def push_views(self, table: TableRecord, last_action: dict[str, Any] | None = None) -> int:
+        """Sends each connected seat its view; returns how many were delivered."""
+        if table.state is None:
+            return 0
+        state = loads(table.state)
+        delivered = 0
+        for seat in SEATS:
+            connection = table.connections.get(seat)
+            if connection is None:
+                continue
+            message = view_message(table, state, seat, last_action).model_dump(mode="json")
+            if self._pusher.send(connection, message):
+                delivered += 1
+            else:
+                self._store.set_connection(table.table_id, seat, None, replacing=connection)
+        return delivered
+
+    def push_all(self, table: TableRecord, message: dict[str, Any]) -> None:
+        """The same public message (a round or match result) to every connected seat."""
+        for seat in SEATS:
+            connection = table.connections.get(seat)
+            if connection is not None and not self._pusher.send(connection, message):
+                self._store.set_connection(table.table_id, seat, None, replacing=connection)

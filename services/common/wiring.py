@@ -1,0 +1,40 @@
+"""The adapters every composition root assembles, built once from settings and clients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.common.adapters import ApiGatewayPusher, SchedulerTurnTimers, TurnTimers
+from services.common.presence import PresenceStore
+from services.common.runtime import Clients
+from services.common.settings import Settings
+from services.common.store import GameStore
+from services.common.tableviews import ViewPusher
+
+
+@dataclass(frozen=True)
+class Adapters:
+    store: GameStore
+    presence: PresenceStore
+    views: ViewPusher
+    timers: TurnTimers | None
+
+
+def adapters(settings: Settings, clients: Clients) -> Adapters:
+    store = GameStore(clients.dynamodb, settings.games_table)
+    timers = None
+    if settings.timer_queue_arn and settings.scheduler_role_arn:
+        timers = SchedulerTurnTimers(
+            clients.scheduler,
+            settings.schedule_group,
+            settings.timer_queue_arn,
+            settings.scheduler_role_arn,
+        )
+    return Adapters(
+        store=store,
+        presence=PresenceStore(
+            clients.dynamodb, settings.connections_table, settings.players_table
+        ),
+        views=ViewPusher(ApiGatewayPusher(clients.connections), store),
+        timers=timers,
+    )

@@ -1,0 +1,1 @@
+"""The connect service: checks tokens, records connections, tracks who is present."""

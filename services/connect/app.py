@@ -1,0 +1,89 @@
+"""Connections: the token check on connect, presence, and seat (dis)connection.
+
+Presence events are published directly rather than through the outbox: they
+change no game state, and if one is lost the turn timer still auto-plays an
+absent player's turn (TABLE-2).
+"""
+
+from __future__ import annotations
+
+from services.common import constants
+from services.common.adapters import Clock, Publisher
+from services.common.auth import Identity, verify_token
+from services.common.events import PlayerConnected, PlayerDisconnected
+from services.common.presence import PresenceStore
+from services.common.store import GameStore, Outbound
+from services.common.telemetry import Telemetry
+
+SOURCE = f"{constants.EVENT_SOURCE}.connect"
+
+
+class ConnectService:
+    def __init__(
+        self,
+        *,
+        store: GameStore,
+        presence: PresenceStore,
+        publisher: Publisher,
+        clock: Clock,
+        telemetry: Telemetry,
+        token_secret: bytes,
+        connection_ttl: int,
+    ) -> None:
+        self._store = store
+        self._presence = presence
+        self._publisher = publisher
+        self._clock = clock
+        self._telemetry = telemetry
+        self._secret = token_secret
+        self._ttl = connection_ttl
+
+    def authorize(self, token: str) -> Identity:
+        """The player a token names; raises ``InvalidToken`` if it is not valid now."""
+        return verify_token(self._secret, token, self._clock.now())
+
+    def connect(self, connection_id: str, identity: Identity) -> None:
+        """Record the connection; a seated player's seat now points to it (a reconnect)."""
+        self._telemetry.annotate(player_id=identity.player_id)
+        player = self._presence.add_connection(
+            connection_id, identity.player_id, identity.name, self._clock.now(), self._ttl
+        )
+        seat = None
+        if player.table_id is not None and player.seat is not None:
+            table = self._store.get_table(player.table_id)
+            if (
+                table is not None
+                and table.status == "playing"
+                and table.seat_of(player.player_id) == player.seat
+            ):
+                self._store.set_connection(table.table_id, player.seat, connection_id)
+                seat = player.seat
+        self._telemetry.count("connections_opened")
+        event = PlayerConnected(
+            player_id=identity.player_id,
+            connection_id=connection_id,
+            table_id=player.table_id if seat else None,
+            seat=seat,
+        )
+        self._publisher.publish([Outbound("PlayerConnected", event.model_dump(), SOURCE)])
+
+    def disconnect(self, connection_id: str) -> None:
+        """Forget the connection; if it held a seat, the seat is now absent (TABLE-2)."""
+        player = self._presence.remove_connection(connection_id)
+        self._telemetry.count("connections_closed")
+        if player is None or player.table_id is None or player.seat is None:
+            return
+        self._telemetry.annotate(
+            player_id=player.player_id, table_id=player.table_id, seat=player.seat
+        )
+        if not self._store.set_connection(
+            player.table_id, player.seat, None, replacing=connection_id
+        ):
+            return
+        event = PlayerDisconnected(
+            player_id=player.player_id,
+            connection_id=connection_id,
+            table_id=player.table_id,
+            seat=player.seat,
+        )
+        self._publisher.publish([Outbound("PlayerDisconnected", event.model_dump(), SOURCE)])

@@ -1,0 +1,1 @@
+"""The deal service: shuffles and deals each round of a match."""

@@ -1,0 +1,117 @@
+"""Dealing rounds: on ``TableFormed`` the first, on ``RoundScored`` the next.
+
+A round is created once: the round item is written create-only in the same
+transaction that puts the dealt state on the table, conditional on the table
+being at the previous round. A duplicate or late event therefore deals nothing.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+from services.common import constants
+from services.common.adapters import Clock, Entropy, TurnTimers
+from services.common.events import RoundScored, RoundStarted, TableFormed
+from services.common.presence import PresenceStore
+from services.common.records import TableRecord
+from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
+from services.common.tableviews import ViewPusher
+from services.common.telemetry import Telemetry
+from shared_engine import dealer_of_round, dumps, loads, start_round
+
+SOURCE = f"{constants.EVENT_SOURCE}.deal"
+
+
+class DealService:
+    def __init__(
+        self,
+        *,
+        store: GameStore,
+        presence: PresenceStore,
+        views: ViewPusher,
+        timers: TurnTimers | None,
+        clock: Clock,
+        entropy: Entropy,
+        telemetry: Telemetry,
+        turn_seconds: int,
+    ) -> None:
+        self._store = store
+        self._presence = presence
+        self._views = views
+        self._timers = timers
+        self._clock = clock
+        self._entropy = entropy
+        self._telemetry = telemetry
+        self._turn_seconds = turn_seconds
+
+    def table_formed(self, event: TableFormed) -> None:
+        """Make sure the table exists (matchmaking usually wrote it), then deal round 1."""
+        table = TableRecord(
+            table_id=event.table_id,
+            mode=event.mode,
+            variant=event.variant,
+            stake=event.stake,
+            seats={int(seat): player for seat, player in event.seats.items()},
+            updated_at=self._clock.now(),
+        )
+        with suppress(AlreadyDone):
+            self._store.create_table(table)
+        for seat, player in table.seats.items():
+            seated = self._presence.seat_player(player.player_id, player.name, table.table_id, seat)
+            if seated.connection_id is not None:
+                self._store.set_connection(table.table_id, seat, seated.connection_id)
+        self.deal(event.table_id, 1)
+
+    def round_scored(self, event: RoundScored) -> None:
+        if event.next != "end":
+            self.deal(event.table_id, event.round + 1)
+
+    def deal(self, table_id: str, round_number: int) -> None:
+        """Deal ``round_number`` if the table is ready for it; otherwise do nothing."""
+        self._telemetry.annotate(table_id=table_id, round=round_number)
+        table = self._store.get_table(table_id)
+        if table is None or table.status != "playing" or table.round != round_number - 1:
+            self._telemetry.info("deal skipped", reason="not due")
+            return
+        if table.state is not None and not loads(table.state).round_over:
+            self._telemetry.warning("deal skipped", reason="previous round still running")
+            return
+        seed = self._entropy.new_seed()
+        dealer = dealer_of_round(round_number)
+        state = start_round(
+            seed, twos=table.variant == "twos-meld", dealer=dealer, match_scores=table.totals
+        )
+        assert state.commitment is not None
+        now = self._clock.now()
+        version = table.version + 1
+        new = table.evolve(
+            state=dumps(state),
+            round=round_number,
+            version=version,
+            turn_started=version,
+            turn_deadline=now + self._turn_seconds,
+            updated_at=now,
+        )
+        started = RoundStarted(
+            table_id=table_id,
+            round=round_number,
+            dealer=dealer,
+            commitment=state.commitment,
+            version=version,
+        )
+        try:
+            self._store.start_round(
+                old=table,
+                new=new,
+                seed=seed,
+                commitment=state.commitment,
+                dealer=dealer,
+                outbox=[Outbound("RoundStarted", started.model_dump(), SOURCE)],
+            )
+        except (AlreadyDone, VersionConflict):
+            self._telemetry.info("deal skipped", reason="already dealt")
+            return
+        self._telemetry.count("rounds_dealt")
+        if self._timers is not None and new.turn_deadline is not None:
+            self._timers.schedule(table_id, new.turn_started, new.turn_deadline)
+        self._views.push_views(new)

@@ -1,0 +1,24 @@
+"""The deal service's composition root."""
+
+from __future__ import annotations
+
+from services.common.adapters import SecureEntropy, SystemClock
+from services.common.runtime import Clients
+from services.common.settings import Settings
+from services.common.telemetry import Telemetry
+from services.common.wiring import adapters
+from services.deal.app import DealService
+
+
+def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealService:
+    wired = adapters(settings, clients)
+    return DealService(
+        store=wired.store,
+        presence=wired.presence,
+        views=wired.views,
+        timers=wired.timers,
+        clock=SystemClock(),
+        entropy=SecureEntropy(),
+        telemetry=telemetry,
+        turn_seconds=settings.turn_seconds,
+    )

@@ -1,0 +1,1 @@
+"""The outbox relay: publishes the events that committed writes carry."""

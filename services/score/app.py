@@ -1,0 +1,114 @@
+"""Scoring a round and deciding the match: next round, tie-break, or the end.
+
+The score item of a round is written create-only with the new match totals, so
+a duplicated ``RoundEnded`` adds nothing twice.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from services.common import constants
+from services.common.adapters import Clock
+from services.common.events import MatchEnded, RoundEnded, RoundScored, TeamScore
+from services.common.protocol import MatchResultMessage, RoundResultMessage
+from services.common.records import TableRecord
+from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
+from services.common.tableviews import ViewPusher
+from services.common.telemetry import Telemetry
+from shared_engine import account_rewards, decide_after_round, loads, score_round
+
+SOURCE = f"{constants.EVENT_SOURCE}.score"
+RETRIES = 3
+
+
+class ScoreService:
+    def __init__(
+        self, store: GameStore, views: ViewPusher, clock: Clock, telemetry: Telemetry
+    ) -> None:
+        self._store = store
+        self._views = views
+        self._clock = clock
+        self._telemetry = telemetry
+
+    def round_ended(self, event: RoundEnded) -> None:
+        self._telemetry.annotate(table_id=event.table_id, round=event.round)
+        for _ in range(RETRIES):
+            table = self._store.get_table(event.table_id)
+            if table is None or table.round != event.round or table.state is None:
+                self._telemetry.info("score skipped", reason="not this round")
+                return
+            try:
+                self._score(table)
+            except AlreadyDone:
+                self._telemetry.info("score skipped", reason="already scored")
+                return
+            except VersionConflict:
+                continue
+            return
+        raise VersionConflict()
+
+    def _score(self, table: TableRecord) -> None:
+        assert table.state is not None
+        state = loads(table.state)
+        if not state.round_over:
+            self._telemetry.warning("score skipped", reason="round still running")
+            return
+        scores = score_round(state)
+        totals = (table.totals[0] + scores[0].total, table.totals[1] + scores[1].total)
+        decision = decide_after_round(table.mode, totals, table.round)
+        nxt: Literal["round", "tie_break", "end"] = (
+            "end" if decision.ended else "tie_break" if decision.tie_break else "round"
+        )
+        assert state.seed is not None and state.commitment is not None
+        scored = RoundScored(
+            table_id=table.table_id,
+            round=table.round,
+            scores={
+                "A": TeamScore(**scores[0].as_dict(), total=scores[0].total),
+                "B": TeamScore(**scores[1].as_dict(), total=scores[1].total),
+            },
+            totals={"A": totals[0], "B": totals[1]},
+            next=nxt,
+            seed=state.seed,
+            commitment=state.commitment,
+        )
+        outbox = [Outbound("RoundScored", scored.model_dump(mode="json"), SOURCE)]
+        ended: MatchEnded | None = None
+        if decision.ended:
+            assert decision.winner is not None
+            ended = MatchEnded(
+                table_id=table.table_id,
+                mode=table.mode,
+                stake=table.stake,
+                winner="A" if decision.winner == 0 else "B",
+                totals={"A": totals[0], "B": totals[1]},
+                rounds_played=table.round,
+                seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
+            )
+            outbox.append(Outbound("MatchEnded", ended.model_dump(mode="json"), SOURCE))
+        new = table.evolve(
+            totals=totals,
+            status="finished" if decision.ended else "playing",
+            version=table.version + 1,
+            turn_deadline=None,
+            updated_at=self._clock.now(),
+        )
+        self._store.record_score(table, new, scored.model_dump(mode="json"), outbox)
+        self._telemetry.count("rounds_scored")
+        self._views.push_views(new)
+        result = RoundResultMessage.model_validate(scored.model_dump(mode="json"))
+        self._views.push_all(new, result.model_dump(mode="json"))
+        if ended is not None:
+            self._telemetry.count("matches_ended")
+            rewards = account_rewards(
+                table.mode, 0 if ended.winner == "A" else 1, table.round, table.stake
+            )
+            match_result = MatchResultMessage(
+                table_id=table.table_id,
+                winner=ended.winner,
+                totals=ended.totals,
+                rounds_played=ended.rounds_played,
+                rewards={str(seat): amount for seat, amount in rewards.items()},  # type: ignore[misc]
+            )
+            self._views.push_all(new, match_result.model_dump(mode="json"))

@@ -1,0 +1,32 @@
+"""Lambda entry point of the score service: ``RoundEnded`` from its queue."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from services.common.events import EventEnvelope, RoundEnded
+from services.common.observability import Observability
+from services.common.runtime import Clients, process_batch
+from services.common.settings import Settings
+from services.score.app import ScoreService
+from services.score.root import build
+
+obs = Observability("score")
+
+
+@cache
+def service() -> ScoreService:
+    settings = Settings()
+    return build(settings, Clients(settings), obs.telemetry)
+
+
+def _on_event(body: dict[str, Any]) -> None:
+    detail = EventEnvelope.model_validate(body).parsed()
+    if isinstance(detail, RoundEnded):
+        service().round_ended(detail)
+
+
+@obs.handler
+def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_batch(event, _on_event, obs.logger.exception)

@@ -1,0 +1,310 @@
+"""Use cases of the turn service: play a move, resync a client, expire a turn.
+
+Every move follows one path: read the table, apply with the engine, write the
+new state conditional on the version read with its log entries (which carry
+the events to publish) in one transaction, then push each seat its own view.
+After a move, seats whose player is absent are auto-played (TABLE-2), and the
+next connected seat's turn gets a durable timer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from services.common import constants
+from services.common.adapters import Clock, TurnTimers
+from services.common.events import (
+    ActionApplied,
+    PlayerConnected,
+    PlayerDisconnected,
+    RoundEnded,
+    RoundStarted,
+)
+from services.common.presence import PresenceStore
+from services.common.protocol import ClientMessage, Play, Sync
+from services.common.records import TableRecord
+from services.common.store import GameStore, LogEntry, Outbound, VersionConflict
+from services.common.tableviews import ViewPusher, error_message, view_message
+from services.common.telemetry import Telemetry
+from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
+from shared_engine.actions import from_model
+from shared_engine.autoplay import auto_play_step
+
+SOURCE = f"{constants.EVENT_SOURCE}.turn"
+CLIENT_MESSAGE: TypeAdapter[Play | Sync] = TypeAdapter(ClientMessage)
+AUTO_PLAY_LIMIT = 400
+"""More actions than any round holds: a bound on one invocation's auto-play loop."""
+
+
+@dataclass
+class Applied:
+    """The outcome of one committed write: the table after it and what it did."""
+
+    table: TableRecord
+    last_action: dict[str, Any]
+
+
+class TurnService:
+    def __init__(
+        self,
+        *,
+        store: GameStore,
+        presence: PresenceStore,
+        views: ViewPusher,
+        timers: TurnTimers | None,
+        clock: Clock,
+        telemetry: Telemetry,
+        turn_seconds: int,
+        max_message_bytes: int,
+    ) -> None:
+        self._max_bytes = max_message_bytes
+        self._store = store
+        self._presence = presence
+        self._views = views
+        self._timers = timers
+        self._clock = clock
+        self._telemetry = telemetry
+        self._turn_seconds = turn_seconds
+
+    # --- client messages ----------------------------------------------------------
+
+    def receive(self, player: tuple[str, str] | None, connection_id: str, body: str | None) -> None:
+        """One WebSocket message: checked, parsed with the protocol models, dispatched."""
+        if player is None:
+            self._refuse(connection_id, "not_seated", "this connection has no player")
+            return
+        if body is None or len(body.encode()) > self._max_bytes:
+            self._telemetry.count("refused_message_too_large")
+            self._refuse(
+                connection_id,
+                "message_too_large",
+                f"messages are limited to {self._max_bytes} bytes",
+            )
+            return
+        try:
+            message = CLIENT_MESSAGE.validate_json(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            code = (
+                "unknown_action"
+                if first["type"] in ("union_tag_invalid", "union_tag_not_found")
+                else "malformed"
+            )
+            where = ".".join(str(p) for p in first["loc"]) or "message"
+            self._telemetry.count(f"refused_{code}")
+            self._refuse(connection_id, code, f"{where}: {first['msg']}")
+            return
+        if isinstance(message, Play):
+            self.play(player[0], connection_id, message)
+        else:
+            self.sync(player[0], connection_id)
+
+    def play(self, player_id: str, connection_id: str, message: Play) -> None:
+        """Apply one move for the player's own seat, or answer that connection with why not."""
+        self._telemetry.annotate(table_id=message.table_id)
+        table = self._store.get_table(message.table_id)
+        seat = table.seat_of(player_id) if table else None
+        if table is None or seat is None:
+            self._refuse(connection_id, "not_seated", "you have no seat at this table")
+            return
+        self._telemetry.annotate(round=table.round, seat=seat)
+        if table.state is None or table.status != "playing":
+            self._refuse(connection_id, "wrong_phase", "no round is being played", table)
+            return
+        if message.version != table.version:
+            self._stale(connection_id, table, seat)
+            return
+        state = loads(table.state)
+        try:
+            action = from_model(message.move)
+            new_state, _ = apply(state, seat, action)
+        except EngineError as exc:
+            self._telemetry.count(f"refused_{exc.code}")
+            self._refuse(connection_id, exc.code, exc.detail or exc.code, table)
+            return
+        try:
+            applied = self._commit(table, state, [(seat, action, new_state)], auto=False)
+        except VersionConflict:
+            fresh = self._store.get_table(table.table_id)
+            if fresh is not None:
+                self._stale(connection_id, fresh, seat)
+            return
+        self._after(applied)
+
+    def sync(self, player_id: str, connection_id: str) -> None:
+        """Send the player's current view (clients ask after every (re)connect)."""
+        player = self._presence.get_player(player_id)
+        table = self._store.get_table(player.table_id) if player and player.table_id else None
+        seat = table.seat_of(player_id) if table else None
+        if table is None or seat is None or table.state is None:
+            self._refuse(connection_id, "no_table", "you are not seated at a table")
+            return
+        state = loads(table.state)
+        if table.connections.get(seat) != connection_id:
+            self._store.set_connection(table.table_id, seat, connection_id)
+            table = table.evolve(connections={**table.connections, seat: connection_id})
+        message = view_message(table, state, seat).model_dump(mode="json")
+        self._views.send(connection_id, message)
+
+    # --- events and timers ----------------------------------------------------------
+
+    def expire_turn(self, table_id: str, turn_started: int) -> None:
+        """TABLE-2: the timer of a turn fired; auto-play it unless it is already over."""
+        self._telemetry.annotate(table_id=table_id)
+        table = self._store.get_table(table_id)
+        if table is None or table.turn_started != turn_started or not self._running(table):
+            self._telemetry.count("timers_stale")
+            return
+        self._telemetry.count("timers_expired")
+        applied = self._auto_play(table)
+        if applied is not None:
+            self._after(applied)
+
+    def on_event(self, event: RoundStarted | PlayerConnected | PlayerDisconnected) -> None:
+        """A round started or a seat's presence changed: auto-play if needed, show everyone."""
+        if event.table_id is not None:
+            self._telemetry.annotate(table_id=event.table_id)
+            self.refresh(event.table_id)
+
+    def refresh(self, table_id: str) -> None:
+        """A seat's presence changed or a round started: auto-play if needed, show everyone."""
+        table = self._store.get_table(table_id)
+        if table is None or table.state is None:
+            return
+        applied = self._advance_absent(Applied(table, {}))
+        self._after(applied, advance=False)
+
+    # --- the write path ------------------------------------------------------------
+
+    def _running(self, table: TableRecord) -> bool:
+        return (
+            table.status == "playing"
+            and table.state is not None
+            and not loads(table.state).round_over
+        )
+
+    def _commit(
+        self,
+        table: TableRecord,
+        before: RoundState,
+        moves: list[tuple[int, Action, RoundState]],
+        *,
+        auto: bool,
+    ) -> Applied:
+        """One conditional write for one or more moves, with their log entries and events."""
+        now = self._clock.now()
+        after = moves[-1][2]
+        version = table.version + 1
+        entries: list[LogEntry] = []
+        for seat, action, state in moves:
+            wire = action_to_wire(action)
+            outbox = [
+                Outbound(
+                    "ActionApplied",
+                    ActionApplied(
+                        table_id=table.table_id,
+                        round=table.round,
+                        version=version,
+                        seat=seat,
+                        action=wire,
+                        auto=auto,
+                    ).model_dump(mode="json"),
+                    SOURCE,
+                )
+            ]
+            if state.round_over:
+                outbox.append(
+                    Outbound(
+                        "RoundEnded",
+                        RoundEnded(
+                            table_id=table.table_id,
+                            round=table.round,
+                            version=version,
+                            went_out=state.went_out,
+                        ).model_dump(mode="json"),
+                        SOURCE,
+                    )
+                )
+            entries.append(LogEntry(table.round, state.ply, seat, wire, auto, now, tuple(outbox)))
+        new_turn = after.round_over or after.turn != before.turn
+        new = table.evolve(
+            state=dumps(after),
+            version=version,
+            updated_at=now,
+            turn_started=version if new_turn else table.turn_started,
+            turn_deadline=(
+                None
+                if after.round_over
+                else now + self._turn_seconds
+                if new_turn
+                else table.turn_deadline
+            ),
+        )
+        self._store.commit_actions(table, new, entries)
+        self._telemetry.count("actions_applied", len(moves))
+        if after.round_over:
+            self._telemetry.count("rounds_ended")
+        return Applied(new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto})
+
+    def _auto_play(self, table: TableRecord) -> Applied | None:
+        """Play the whole turn of the seat to play (draw if due, then discard)."""
+        assert table.state is not None
+        before = loads(table.state)
+        seat = before.turn
+        moves: list[tuple[int, Action, RoundState]] = []
+        state = before
+        while state.turn == seat and not state.round_over:
+            action = auto_play_step(state, seat)
+            state, _ = apply(state, seat, action)
+            moves.append((seat, action, state))
+        try:
+            applied = self._commit(table, before, moves, auto=True)
+        except VersionConflict:
+            return None
+        self._telemetry.count("auto_played_turns")
+        return applied
+
+    def _advance_absent(self, applied: Applied) -> Applied:
+        """Auto-play every turn that falls to a seat with no connected player."""
+        for _ in range(AUTO_PLAY_LIMIT):
+            table = applied.table
+            if not self._running(table):
+                break
+            assert table.state is not None
+            if table.connections.get(loads(table.state).turn) is not None:
+                break
+            nxt = self._auto_play(table)
+            if nxt is None:
+                break
+            applied = nxt
+        return applied
+
+    def _after(self, applied: Applied, *, advance: bool = True) -> None:
+        if advance:
+            applied = self._advance_absent(applied)
+        table = applied.table
+        if self._timers is not None and table.turn_deadline is not None and self._running(table):
+            self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
+        self._views.push_views(table, applied.last_action or None)
+
+    # --- answers ----------------------------------------------------------------------
+
+    def _refuse(
+        self, connection_id: str, code: str, message: str, table: TableRecord | None = None
+    ) -> None:
+        self._views.send(
+            connection_id, error_message(code, message, table.table_id if table else None)
+        )
+
+    def _stale(self, connection_id: str, table: TableRecord, seat: int) -> None:
+        self._telemetry.count("refused_stale_version")
+        view = view_message(table, loads(table.state), seat) if table.state else None
+        self._views.send(
+            connection_id,
+            error_message(
+                "stale_version", f"the table is at version {table.version}", table.table_id, view
+            ),
+        )

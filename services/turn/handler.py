@@ -1,0 +1,49 @@
+"""Lambda entry points of the turn service: the ``play``/``sync`` routes, events, timers."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from services.common.events import EventEnvelope, PlayerConnected, PlayerDisconnected, RoundStarted
+from services.common.observability import Observability
+from services.common.runtime import Clients, TimerMessage, WebSocketEvent, process_batch
+from services.common.settings import Settings
+from services.turn.app import TurnService
+from services.turn.root import build
+
+obs = Observability("turn")
+
+
+@cache
+def service() -> TurnService:
+    settings = Settings()
+    return build(settings, Clients(settings), obs.telemetry)
+
+
+@obs.handler
+def websocket(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    request = WebSocketEvent.model_validate(event)
+    service().receive(request.player, request.request_context.connection_id, request.body)
+    return {"statusCode": 200}
+
+
+def _on_event(body: dict[str, Any]) -> None:
+    detail = EventEnvelope.model_validate(body).parsed()
+    if isinstance(detail, (RoundStarted, PlayerConnected, PlayerDisconnected)):
+        service().on_event(detail)
+
+
+@obs.handler
+def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_batch(event, _on_event, obs.logger.exception)
+
+
+def _on_timer(body: dict[str, Any]) -> None:
+    timer = TimerMessage.model_validate(body)
+    service().expire_turn(timer.table_id, timer.turn_started)
+
+
+@obs.handler
+def timers(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_batch(event, _on_timer, obs.logger.exception)
