@@ -36,7 +36,7 @@ $(STAMP):
 			exit 1; }; \
 	fi
 	$(PY) -m pip install $(PIP_FLAGS) --upgrade pip
-	$(PY) -m pip install $(PIP_FLAGS) -e '.[dev,tests]'
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[dev,tests,local]'
 	@rm -f $(VENV)/.stamp-*
 	@touch $@
 

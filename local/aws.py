@@ -7,8 +7,11 @@ the handlers, and the same dispatcher.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import threading
+import urllib.request
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,6 +22,8 @@ from services.common.settings import Settings
 
 REGION = "eu-west-1"
 HANDLER_MODULES = (
+    "services.matchmaking.handler",
+    "services.ledger.handler",
     "services.turn.handler",
     "services.deal.handler",
     "services.score.handler",
@@ -27,13 +32,50 @@ HANDLER_MODULES = (
 )
 
 
-def start_moto(port: int = 0) -> tuple[Any, str]:
-    """A moto server on 127.0.0.1; returns it and its URL."""
-    from moto.server import ThreadedMotoServer  # noqa: PLC0415 - only the local stack needs moto
+class _OneRequestAtATime:
+    """WSGI middleware: moto's backends are not thread-safe, DynamoDB's API is.
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    moto's ``transact_write_items`` copies the tables, writes, and on a failed
+    condition puts the copies back, with no lock: two concurrent transactions
+    can both pass their conditions, or a failed one can restore a copy taken
+    before another committed (a lost write). Real DynamoDB makes each request
+    atomic, so the embedded AWS serves one request at a time; the services'
+    own races (read, then a conditional write) stay as they are.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        with self._lock:
+            return list(self._app(environ, start_response))
+
+
+def start_moto(port: int = 0) -> tuple[Any, str]:
+    """A moto server on 127.0.0.1 that serves one request at a time; returns it and its URL."""
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer  # noqa: PLC0415
+    from moto.moto_server.werkzeug_app import (  # noqa: PLC0415
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server  # noqa: PLC0415
+
+    class SerializedMotoServer(ThreadedMotoServer):  # type: ignore[misc]
+        def _server_entry(self) -> None:
+            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+            self._server = make_server(
+                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+            )
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    server = SerializedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     host, bound = server.get_host_and_port()
+    # moto's Step Functions call their service integrations on this port.
+    os.environ["MOTO_PORT"] = str(bound)
     return server, f"http://{host}:{bound}"
 
 
@@ -66,10 +108,13 @@ class LocalAws:
         self.environment["CANASTA_TURN_SECONDS"] = str(turn_seconds)
         os.environ.update(self.environment)
         self.settings = Settings()
+        _post(f"{moto_url}/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
         self.resources: LocalResources = create_resources(self.settings, self.client)
         timers = {
             "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
             "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
+            "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,
+            "CANASTA_MATCHMAKING_QUEUE_URL": self.resources.queues["matchmaking"],
         }
         self.environment.update(timers)
         os.environ.update(timers)
@@ -90,6 +135,21 @@ class LocalAws:
 
     def close(self) -> None:
         self.endpoint.stop()
+
+
+def _post(url: str, body: dict[str, Any]) -> None:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(request, timeout=10).close()
+
+
+def reset(moto_url: str) -> None:
+    """Empty every moto backend (a fresh account, as for each test)."""
+    _post(f"{moto_url}/moto-api/reset", {})
 
 
 def reset_handlers() -> None:

@@ -20,6 +20,8 @@ from typing import Any
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 ROUTES: dict[str, str] = {
+    "matchmaking": "services.matchmaking.handler:events",
+    "ledger": "services.ledger.handler:events",
     "deal": "services.deal.handler:events",
     "score": "services.score.handler:events",
     "turn-events": "services.turn.handler:events",

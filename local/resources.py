@@ -12,6 +12,7 @@ from typing import Any
 
 from services.common import constants
 from services.common.settings import Settings
+from services.matchmaking.flow import definition_json
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class LocalResources:
     timer_queue_arn: str
     scheduler_role_arn: str
     stream_arn: str
+    state_machine_arn: str
 
 
 def create_resources(settings: Settings, client: Any) -> LocalResources:
@@ -30,6 +32,8 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
         constants.GAMES.name: settings.games_table,
         constants.CONNECTIONS.name: settings.connections_table,
         constants.PLAYERS.name: settings.players_table,
+        constants.LEDGER.name: settings.ledger_table,
+        constants.MATCHMAKING.name: settings.matchmaking_table,
     }
     for spec in constants.TABLES:
         dynamodb.create_table(**constants.create_table_request(spec, names[spec.name]))
@@ -60,7 +64,16 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
     ]["QueueArn"]
     queues["timers"] = timer_url
     client("scheduler").create_schedule_group(Name=settings.schedule_group)
-    role_arn = "arn:aws:iam::123456789012:role/canasta-local-scheduler"
+    role_arn = "arn:aws:iam::123456789012:role/canasta-local"
+    machine = client("stepfunctions").create_state_machine(
+        name=constants.STATE_MACHINE,
+        definition=definition_json(queues["matchmaking"]),
+        roleArn=role_arn,
+    )["stateMachineArn"]
     return LocalResources(
-        queues=queues, timer_queue_arn=timer_arn, scheduler_role_arn=role_arn, stream_arn=stream_arn
+        queues=queues,
+        timer_queue_arn=timer_arn,
+        scheduler_role_arn=role_arn,
+        stream_arn=stream_arn,
+        state_machine_arn=machine,
     )

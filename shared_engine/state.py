@@ -130,6 +130,15 @@ class RoundState:
         return sum(map(len, _all_tiles(self)))
 
 
+def with_account_jokers(state: RoundState, seat: int, jokers: int) -> RoundState:
+    """The state with a seat's spare-joker balance refreshed from the account (JOKER-1)."""
+    new = state.copy()
+    balances = list(state.account_jokers)
+    balances[seat - 1] = jokers
+    new.account_jokers = tuple(balances)
+    return new
+
+
 def new_state(
     *,
     twos: bool,

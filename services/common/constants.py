@@ -47,8 +47,14 @@ CONNECTIONS: Final = TableSpec(
     name="canasta-connections", partition_key="connection_id", ttl_attribute="expires_at"
 )
 PLAYERS: Final = TableSpec(name="canasta-players", partition_key="player_id")
+LEDGER: Final = TableSpec(name="canasta-ledger", partition_key="pk", sort_key="sk")
+"""Accounts (``ACCOUNT#id``/``BALANCE``) and their append-only entries (``ENTRY#key``)."""
+MATCHMAKING: Final = TableSpec(
+    name="canasta-matchmaking", partition_key="pk", sort_key="sk", ttl_attribute="expires_at"
+)
+"""Queue entries (``QUEUE#key``/``time#player``) and friends lobbies (``LOBBY#code``)."""
 
-TABLES: Final = (GAMES, CONNECTIONS, PLAYERS)
+TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING)
 
 EVENT_BUS: Final = "canasta-events"
 EVENT_SOURCE: Final = "canasta"
@@ -60,7 +66,11 @@ CONSUMERS: Final = {
     "deal": ("TableFormed", "RoundScored"),
     "score": ("RoundEnded",),
     "turn-events": ("RoundStarted", "PlayerConnected", "PlayerDisconnected"),
+    "ledger": ("MatchEnded", "TableAborted"),
+    "matchmaking": ("MatchEnded", "TableAborted", "PlayerDisconnected"),
 }
+"""The matchmaking queue also carries the state machine's ``try_match`` tasks."""
+STATE_MACHINE: Final = "canasta-matchmaking"
 
 
 def queue_name(consumer: str) -> str:

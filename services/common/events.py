@@ -101,6 +101,25 @@ class MatchEnded(_Detail):
     seats: dict[SeatKey, SeatPlayer]
 
 
+class TableAborted(_Detail):
+    """The match was abandoned before its end (every player left): arena stakes are refunded."""
+
+    table_id: str
+    mode: MatchMode
+    stake: int
+    seats: dict[SeatKey, SeatPlayer]
+    reason: str
+
+
+class LedgerSettled(_Detail):
+    """A match's account changes were booked (MATCH-3, MATCH-4), or its stakes refunded."""
+
+    table_id: str
+    purpose: Literal["settlement", "refund"]
+    changes: dict[str, int]
+    """Account id → points gained (negative: lost)."""
+
+
 class PlayerConnected(_Detail):
     player_id: str
     connection_id: str
@@ -124,6 +143,8 @@ EVENT_TYPES: dict[str, type[_Detail]] = {
         RoundEnded,
         RoundScored,
         MatchEnded,
+        TableAborted,
+        LedgerSettled,
         PlayerConnected,
         PlayerDisconnected,
     )

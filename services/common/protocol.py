@@ -44,7 +44,57 @@ class Sync(_Message):
     action: Literal["sync"]
 
 
-ClientMessage = Annotated[Play | Sync, Field(discriminator="action")]
+class Queue(_Message):
+    """Join a quick-start queue (``mode`` one_round, three_rounds, to_10000) or the arena
+    (``mode`` arena, with a ``stake`` from the configured list)."""
+
+    action: Literal["queue"]
+    mode: MatchMode
+    variant: Literal["twos-meld", "classic"] = "twos-meld"
+    stake: int = Field(default=0, ge=0)
+
+
+class Leave(_Message):
+    """Leave the queue or the friends table being formed."""
+
+    action: Literal["leave"]
+
+
+class CreateTable(_Message):
+    """Open a friends table; the answer carries the invite code to share."""
+
+    action: Literal["create_table"]
+    mode: Literal["one_round", "three_rounds", "to_10000"]
+    variant: Literal["twos-meld", "classic"] = "twos-meld"
+
+
+class JoinTable(_Message):
+    action: Literal["join_table"]
+    code: str = Field(min_length=4, max_length=12)
+
+
+class FillBots(_Message):
+    """The host fills the empty seats of their friends table with bots, which starts it."""
+
+    action: Literal["fill_bots"]
+
+
+class Balance(_Message):
+    """Ask for the account's points and spare jokers."""
+
+    action: Literal["balance"]
+
+
+TurnMessage = Annotated[Play | Sync, Field(discriminator="action")]
+"""Routed to the turn service (``play``, ``sync``; ``$default`` too)."""
+LobbyMessage = Annotated[
+    Queue | Leave | CreateTable | JoinTable | FillBots | Balance, Field(discriminator="action")
+]
+"""Routed to the matchmaking service."""
+ClientMessage = Annotated[
+    Play | Sync | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
+    Field(discriminator="action"),
+]
 
 
 # --- server to client -------------------------------------------------------------
@@ -55,6 +105,13 @@ ServiceErrorCode = Literal[
     "no_table",
     "message_too_large",
     "unknown_action",
+    "already_playing",
+    "not_queued",
+    "unknown_code",
+    "table_full",
+    "not_host",
+    "invalid_stake",
+    "insufficient_balance",
     "internal",
 ]
 """Refusals of the services, beside the engine's codes (SCENARIOS.md)."""
@@ -123,7 +180,48 @@ class MatchResultMessage(_Message):
     """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
 
 
+class QueuedMessage(_Message):
+    """The player waits in a queue until four make a table or ``expires_at`` passes."""
+
+    type: Literal["queued"] = "queued"
+    mode: MatchMode
+    variant: Literal["twos-meld", "classic"]
+    stake: int
+    expires_at: float
+
+
+class QueueLeftMessage(_Message):
+    type: Literal["queue_left"] = "queue_left"
+    reason: Literal["left", "timeout", "disconnected"]
+
+
+class LobbyView(_Message):
+    """A friends table being formed: who sits where, and the code to invite others."""
+
+    type: Literal["lobby"] = "lobby"
+    code: str
+    host: str
+    mode: MatchMode
+    variant: Literal["twos-meld", "classic"]
+    seats: dict[Literal["1", "2", "3", "4"], SeatPlayer | None]
+
+
+class BalanceMessage(_Message):
+    """The account, shared with the platform's other rummy modes (MATCH-3, JOKER-1)."""
+
+    type: Literal["balance"] = "balance"
+    points: int
+    jokers: int
+
+
 ServerMessage = Annotated[
-    ViewMessage | ErrorMessage | RoundResultMessage | MatchResultMessage,
+    ViewMessage
+    | ErrorMessage
+    | RoundResultMessage
+    | MatchResultMessage
+    | QueuedMessage
+    | QueueLeftMessage
+    | LobbyView
+    | BalanceMessage,
     Field(discriminator="type"),
 ]

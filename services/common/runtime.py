@@ -37,6 +37,7 @@ class Clients:
         self.events = self._lazy("events")
         self.scheduler = self._lazy("scheduler")
         self.secrets = self._lazy("secretsmanager")
+        self.stepfunctions = self._lazy("stepfunctions")
         self.connections = self._lazy("apigatewaymanagementapi", settings.websocket_endpoint)
 
     def _lazy(self, service: str, endpoint_url: str | None = None) -> Any:

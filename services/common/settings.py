@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     games_table: str = constants.GAMES.name
     connections_table: str = constants.CONNECTIONS.name
     players_table: str = constants.PLAYERS.name
+    ledger_table: str = constants.LEDGER.name
+    matchmaking_table: str = constants.MATCHMAKING.name
     event_bus: str = constants.EVENT_BUS
 
     websocket_endpoint: str | None = None
@@ -38,6 +40,18 @@ class Settings(BaseSettings):
     timer_queue_arn: str | None = None
     schedule_group: str = constants.SCHEDULE_GROUP
     scheduler_role_arn: str | None = None
+
+    matchmaking_queue_url: str | None = None
+    """Where the matchmaking state machine sends its ``try_match`` tasks."""
+    state_machine_arn: str | None = None
+    queue_seconds: int = Field(default=120, ge=10, le=3600)
+    """How long a player waits in a queue before the ticket expires."""
+    poll_seconds: int = Field(default=2, ge=1, le=60)
+    """How often a waiting ticket tries again to make a table."""
+    arena_stakes: tuple[int, ...] = (100, 500, 1000)
+    welcome_points: int = 10_000
+    welcome_jokers: int = 3
+    """Granted once per account by the local sign-in; in production accounts exist already."""
 
     max_message_bytes: int = 8 * 1024
     connection_ttl_seconds: int = 3 * 3600

@@ -35,6 +35,15 @@ class AlreadyDone(Exception):
     """A create-only write found its item: the work was done before (a duplicate)."""
 
 
+class ExtraRefused(Exception):
+    """A condition of the items that ride along with a move (``extra``) failed."""
+
+    def __init__(self, cause: Exception, offset: int) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.offset = offset
+
+
 @dataclass(frozen=True)
 class Outbound:
     """An event to publish once the write that carries it has committed."""
@@ -111,14 +120,23 @@ class GameStore:
 
     # --- writes -----------------------------------------------------------------
 
+    def new_table_item(self, table: TableRecord, outbox: Sequence[Outbound] = ()) -> dict[str, Any]:
+        """A create-only transaction item for a new table, with the events it publishes."""
+        item = _table_to_item(table)
+        if outbox:
+            item.update(_outbox(outbox))
+        return {
+            "Put": {
+                "TableName": self._name,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+
     def create_table(self, table: TableRecord) -> None:
         """Create-only: forming the same table twice creates nothing."""
         try:
-            self._db.put_item(
-                TableName=self._name,
-                Item=_table_to_item(table),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+            self._db.put_item(**self.new_table_item(table)["Put"])
         except Exception as exc:
             if error_code(exc) == CONDITION_FAILED:
                 raise AlreadyDone(table.table_id) from None
@@ -174,19 +192,27 @@ class GameStore:
             }
         }
 
-    def _transact(self, items: list[dict[str, Any]], table_index: int) -> None:
-        """Run a transaction; a failed create-only put means a duplicate, checked first."""
+    def _transact(
+        self, items: list[dict[str, Any]], table_index: int, extra_from: int | None = None
+    ) -> None:
+        """Run a transaction and say which condition stopped it.
+
+        The table's version condition means a conflict; a condition among the
+        ``extra`` items (from ``extra_from`` on) is the caller's to explain; any
+        other failed item is a create-only write that found its item: a duplicate.
+        """
         try:
             self._db.transact_write_items(TransactItems=items)
         except Exception as exc:
             if error_code(exc) != TRANSACTION_CANCELLED:
                 raise
-            once = [i for i, item in enumerate(items) if i != table_index and "Put" in item]
-            if any(cancelled_on(exc, i) for i in once):
-                raise AlreadyDone() from None
             if cancelled_on(exc, table_index):
                 raise VersionConflict() from None
-            raise
+            if extra_from is not None and any(
+                cancelled_on(exc, i) for i in range(extra_from, len(items))
+            ):
+                raise ExtraRefused(exc, extra_from) from None
+            raise AlreadyDone() from None
 
     def commit_actions(
         self,
@@ -215,8 +241,9 @@ class GameStore:
                     old.table_id, constants.log_sk(entry.round, entry.version), attributes
                 )
             )
+        offset = len(items)
         items.extend(extra)
-        self._transact(items, 0)
+        self._transact(items, 0, offset if extra else None)
 
     def start_round(
         self,

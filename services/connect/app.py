@@ -68,22 +68,29 @@ class ConnectService:
         self._publisher.publish([Outbound("PlayerConnected", event.model_dump(), SOURCE)])
 
     def disconnect(self, connection_id: str) -> None:
-        """Forget the connection; if it held a seat, the seat is now absent (TABLE-2)."""
+        """Forget the connection; if it was the player's current one, they are now absent.
+
+        A seat at a table becomes absent (TABLE-2); matchmaking takes a queued
+        player out of the queue on the event.
+        """
         player = self._presence.remove_connection(connection_id)
         self._telemetry.count("connections_closed")
-        if player is None or player.table_id is None or player.seat is None:
+        if player is None:
             return
         self._telemetry.annotate(
             player_id=player.player_id, table_id=player.table_id, seat=player.seat
         )
-        if not self._store.set_connection(
-            player.table_id, player.seat, None, replacing=connection_id
-        ):
-            return
+        seated = (
+            player.table_id is not None
+            and player.seat is not None
+            and self._store.set_connection(
+                player.table_id, player.seat, None, replacing=connection_id
+            )
+        )
         event = PlayerDisconnected(
             player_id=player.player_id,
             connection_id=connection_id,
-            table_id=player.table_id,
-            seat=player.seat,
+            table_id=player.table_id if seated else None,
+            seat=player.seat if seated else None,
         )
         self._publisher.publish([Outbound("PlayerDisconnected", event.model_dump(), SOURCE)])

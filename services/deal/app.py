@@ -17,6 +17,7 @@ from services.common.records import TableRecord
 from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
+from services.ledger.book import Ledger
 from shared_engine import dealer_of_round, dumps, loads, start_round
 
 SOURCE = f"{constants.EVENT_SOURCE}.deal"
@@ -33,8 +34,10 @@ class DealService:
         clock: Clock,
         entropy: Entropy,
         telemetry: Telemetry,
+        ledger: Ledger,
         turn_seconds: int,
     ) -> None:
+        self._ledger = ledger
         self._store = store
         self._presence = presence
         self._views = views
@@ -57,6 +60,8 @@ class DealService:
         with suppress(AlreadyDone):
             self._store.create_table(table)
         for seat, player in table.seats.items():
+            if player.bot:
+                continue
             seated = self._presence.seat_player(player.player_id, player.name, table.table_id, seat)
             if seated.connection_id is not None:
                 self._store.set_connection(table.table_id, seat, seated.connection_id)
@@ -78,8 +83,16 @@ class DealService:
             return
         seed = self._entropy.new_seed()
         dealer = dealer_of_round(round_number)
+        jokers = tuple(
+            0 if player.bot else self._ledger.balance(player.player_id).jokers
+            for _, player in sorted(table.seats.items())
+        )
         state = start_round(
-            seed, twos=table.variant == "twos-meld", dealer=dealer, match_scores=table.totals
+            seed,
+            twos=table.variant == "twos-meld",
+            dealer=dealer,
+            match_scores=table.totals,
+            account_jokers=jokers,
         )
         assert state.commitment is not None
         now = self._clock.now()

@@ -8,6 +8,7 @@ from services.common.settings import Settings
 from services.common.telemetry import Telemetry
 from services.common.wiring import adapters
 from services.deal.app import DealService
+from services.ledger.book import Ledger
 
 
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealService:
@@ -20,5 +21,6 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealSer
         clock=SystemClock(),
         entropy=SecureEntropy(),
         telemetry=telemetry,
+        ledger=Ledger(clients.dynamodb, settings.ledger_table),
         turn_seconds=settings.turn_seconds,
     )

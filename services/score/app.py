@@ -10,7 +10,7 @@ from typing import Literal
 
 from services.common import constants
 from services.common.adapters import Clock
-from services.common.events import MatchEnded, RoundEnded, RoundScored, TeamScore
+from services.common.events import MatchEnded, RoundEnded, RoundScored, TableAborted, TeamScore
 from services.common.protocol import MatchResultMessage, RoundResultMessage
 from services.common.records import TableRecord
 from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
@@ -20,6 +20,16 @@ from shared_engine import account_rewards, decide_after_round, loads, score_roun
 
 SOURCE = f"{constants.EVENT_SOURCE}.score"
 RETRIES = 3
+
+
+def _abandoned(table: TableRecord) -> bool:
+    """A table of four people who have all left is abandoned rather than auto-played on.
+
+    Tables with bots go on: their host chose to play alone, and leaving must
+    not be a way out of a losing match.
+    """
+    players = table.seats.values()
+    return not any(p.bot for p in players) and all(c is None for c in table.connections.values())
 
 
 class ScoreService:
@@ -87,9 +97,24 @@ class ScoreService:
                 seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
             )
             outbox.append(Outbound("MatchEnded", ended.model_dump(mode="json"), SOURCE))
+        abandoned = not decision.ended and _abandoned(table)
+        if abandoned:
+            nxt = "end"
+            aborted = TableAborted(
+                table_id=table.table_id,
+                mode=table.mode,
+                stake=table.stake,
+                seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
+                reason="every player left",
+            )
+            scored = scored.model_copy(update={"next": "end"})
+            outbox = [
+                Outbound("RoundScored", scored.model_dump(mode="json"), SOURCE),
+                Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE),
+            ]
         new = table.evolve(
             totals=totals,
-            status="finished" if decision.ended else "playing",
+            status="finished" if decision.ended else "aborted" if abandoned else "playing",
             version=table.version + 1,
             turn_deadline=None,
             updated_at=self._clock.now(),

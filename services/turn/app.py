@@ -9,6 +9,7 @@ next connected seat's turn gets a durable timer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,17 +25,21 @@ from services.common.events import (
     RoundStarted,
 )
 from services.common.presence import PresenceStore
-from services.common.protocol import ClientMessage, Play, Sync
+from services.common.protocol import Play, Sync, TurnMessage
 from services.common.records import TableRecord
-from services.common.store import GameStore, LogEntry, Outbound, VersionConflict
+from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
 from services.common.tableviews import ViewPusher, error_message, view_message
 from services.common.telemetry import Telemetry
+from services.ledger.app import joker_debit
+from services.ledger.book import Ledger
 from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
-from shared_engine.actions import from_model
+from shared_engine.actions import JokerButton, from_model
 from shared_engine.autoplay import auto_play_step
+from shared_engine.bots import greedy_policy
+from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync] = TypeAdapter(ClientMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync] = TypeAdapter(TurnMessage)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 
@@ -57,9 +62,11 @@ class TurnService:
         timers: TurnTimers | None,
         clock: Clock,
         telemetry: Telemetry,
+        ledger: Ledger,
         turn_seconds: int,
         max_message_bytes: int,
     ) -> None:
+        self._ledger = ledger
         self._max_bytes = max_message_bytes
         self._store = store
         self._presence = presence
@@ -118,19 +125,32 @@ class TurnService:
             self._stale(connection_id, table, seat)
             return
         state = loads(table.state)
+        extra: list[dict[str, Any]] = []
         try:
             action = from_model(message.move)
+            if isinstance(action, JokerButton):
+                state = with_account_jokers(state, seat, self._ledger.balance(player_id).jokers)
+                debit = [joker_debit(table.table_id, table.round, player_id)]
+                extra = self._ledger.items(debit, self._clock.now())
             new_state, _ = apply(state, seat, action)
         except EngineError as exc:
             self._telemetry.count(f"refused_{exc.code}")
             self._refuse(connection_id, exc.code, exc.detail or exc.code, table)
             return
         try:
-            applied = self._commit(table, state, [(seat, action, new_state)], auto=False)
+            applied = self._commit(
+                table, state, [(seat, action, new_state)], auto=False, extra=extra
+            )
         except VersionConflict:
             fresh = self._store.get_table(table.table_id)
             if fresh is not None:
                 self._stale(connection_id, fresh, seat)
+            return
+        except ExtraRefused:
+            self._telemetry.count("refused_joker_button_unavailable")
+            self._refuse(
+                connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table
+            )
             return
         self._after(applied)
 
@@ -193,6 +213,7 @@ class TurnService:
         moves: list[tuple[int, Action, RoundState]],
         *,
         auto: bool,
+        extra: list[dict[str, Any]] | None = None,
     ) -> Applied:
         """One conditional write for one or more moves, with their log entries and events."""
         now = self._clock.now()
@@ -243,40 +264,58 @@ class TurnService:
                 else table.turn_deadline
             ),
         )
-        self._store.commit_actions(table, new, entries)
+        self._store.commit_actions(table, new, entries, extra or ())
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
         return Applied(new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto})
 
-    def _auto_play(self, table: TableRecord) -> Applied | None:
-        """Play the whole turn of the seat to play (draw if due, then discard)."""
+    def _play_turn(
+        self, table: TableRecord, policy: Callable[[RoundState, int], Action]
+    ) -> Applied | None:
+        """Play the whole turn of the seat to play with ``policy``, in one write."""
         assert table.state is not None
         before = loads(table.state)
         seat = before.turn
         moves: list[tuple[int, Action, RoundState]] = []
         state = before
         while state.turn == seat and not state.round_over:
-            action = auto_play_step(state, seat)
+            action = policy(state, seat)
             state, _ = apply(state, seat, action)
             moves.append((seat, action, state))
         try:
-            applied = self._commit(table, before, moves, auto=True)
+            return self._commit(table, before, moves, auto=True)
         except VersionConflict:
             return None
-        self._telemetry.count("auto_played_turns")
+
+    def _auto_play(self, table: TableRecord) -> Applied | None:
+        """TABLE-2: draw (if due), then discard, for an absent or timed-out seat."""
+        applied = self._play_turn(table, auto_play_step)
+        if applied is not None:
+            self._telemetry.count("auto_played_turns")
         return applied
 
     def _advance_absent(self, applied: Applied) -> Applied:
-        """Auto-play every turn that falls to a seat with no connected player."""
+        """Play every turn that falls to a bot's seat or to a seat with no connected player.
+
+        Bots (friends tables filled by their host) play with the engine's bot,
+        which sees only what its seat may see; absent players get auto-play.
+        """
         for _ in range(AUTO_PLAY_LIMIT):
             table = applied.table
             if not self._running(table):
                 break
             assert table.state is not None
-            if table.connections.get(loads(table.state).turn) is not None:
+            seat = loads(table.state).turn
+            bot = table.seats[seat].bot
+            if not bot and table.connections.get(seat) is not None:
                 break
-            nxt = self._auto_play(table)
+            self._views.push_views(table, applied.last_action or None)
+            if bot:
+                nxt = self._play_turn(table, greedy_policy)
+                self._telemetry.count("bot_turns")
+            else:
+                nxt = self._auto_play(table)
             if nxt is None:
                 break
             applied = nxt

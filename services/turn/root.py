@@ -7,6 +7,7 @@ from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
 from services.common.wiring import adapters
+from services.ledger.book import Ledger
 from services.turn.app import TurnService
 
 
@@ -19,6 +20,7 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> TurnSer
         timers=wired.timers,
         clock=SystemClock(),
         telemetry=telemetry,
+        ledger=Ledger(clients.dynamodb, settings.ledger_table),
         turn_seconds=settings.turn_seconds,
         max_message_bytes=settings.max_message_bytes,
     )

@@ -3,31 +3,34 @@
 from __future__ import annotations
 
 import os
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from local.aws import LocalAws, moto_server
+from local.aws import LocalAws, reset, start_moto
 from tests.integration.harness import SECRET, Harness, Inbox
 
 
 @pytest.fixture(scope="session")
 def moto_url() -> Iterator[str]:
-    with moto_server() as url:
+    server, url = start_moto()
+    try:
         yield url
+    finally:
+        server.stop()
 
 
 @pytest.fixture
 def harness(moto_url: str) -> Iterator[Harness]:
-    urllib.request.urlopen(
-        urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
-    ).close()
+    reset(moto_url)
     saved = dict(os.environ)
     inbox = Inbox()
     aws = LocalAws(moto_url, inbox.deliver, SECRET)
     try:
         yield Harness(aws, inbox)
+        # Every delivery the platform made must have succeeded: a handler that
+        # reported a failed record (and would be retried forever) fails the test.
+        assert aws.dispatcher.errors == [], aws.dispatcher.errors
     finally:
         aws.close()
         os.environ.clear()

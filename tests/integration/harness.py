@@ -11,18 +11,24 @@ import json
 import threading
 import uuid
 from collections import defaultdict
+from functools import cached_property
 from typing import Any
 
 from local.aws import LocalAws
-from local.dispatcher import LambdaContext
+from local.dispatcher import LambdaContext, load
+from local.gateway import ROUTES
 from services.common.auth import Identity, issue_token
 from services.common.events import SeatPlayer, TableFormed
+from services.common.presence import PresenceStore
+from services.common.records import TableRecord
+from services.common.store import GameStore
 from services.connect import handler as connect_handler
-from services.turn import handler as turn_handler
 from shared_engine import MatchMode
 
 SECRET = "integration-secret"
 API_ARN = "arn:aws:execute-api:eu-west-1:123456789012:abc123/local/$connect"
+CAPTURE_QUEUE = "canasta-test-capture"
+_DEFAULT_TOKEN: Any = object()
 
 
 class Inbox:
@@ -71,9 +77,13 @@ class Harness:
         }
         return connect_handler.authorize(event, LambdaContext("connect-authorizer"))
 
-    def connect(self, player_id: str, token: str | None = None) -> str | None:
-        """Authorize then connect, as API Gateway does; None when the token is refused."""
-        policy = self.authorize(token if token is not None else self.token(player_id))
+    def connect(self, player_id: str, token: str | None = _DEFAULT_TOKEN) -> str | None:
+        """Authorize then connect, as API Gateway does; None when the token is refused.
+
+        Without ``token`` a fresh valid token for ``player_id`` is used; ``None``
+        connects with no token in the query string at all.
+        """
+        policy = self.authorize(self.token(player_id) if token is _DEFAULT_TOKEN else token)
         if policy["policyDocument"]["Statement"][0]["Effect"] != "Allow":
             return None
         connection_id = f"conn-{uuid.uuid4().hex[:12]}"
@@ -109,10 +119,21 @@ class Harness:
             "isBase64Encoded": False,
         }
 
-    def send(self, connection_id: str, message: dict[str, Any] | str) -> None:
+    def send(self, connection_id: str, message: dict[str, Any] | str) -> dict[str, Any]:
+        """One WebSocket message, routed on ``action`` as API Gateway routes it
+        (``$default`` when it names no route); returns the handler's response."""
         body = message if isinstance(message, str) else json.dumps(message)
-        route = message.get("action", "$default") if isinstance(message, dict) else "$default"
-        turn_handler.websocket(self._event(connection_id, str(route), body), LambdaContext("turn"))
+        action = message.get("action") if isinstance(message, dict) else None
+        route = action if isinstance(action, str) and action in ROUTES else "$default"
+        return load(ROUTES[route])(self._event(connection_id, route, body), LambdaContext(route))
+
+    def play(
+        self, connection_id: str, table_id: str, version: int, move: dict[str, Any]
+    ) -> dict[str, Any]:
+        return self.send(
+            connection_id,
+            {"action": "play", "table_id": table_id, "version": version, "move": move},
+        )
 
     # --- what clients saw ---------------------------------------------------------
 
@@ -122,10 +143,77 @@ class Harness:
     def last(self, connection_id: str, kind: str = "view") -> dict[str, Any] | None:
         return next((m for m in reversed(self.received(connection_id)) if m["type"] == kind), None)
 
+    # --- what the services stored -------------------------------------------------
+
+    @cached_property
+    def store(self) -> GameStore:
+        return GameStore(self.aws.client("dynamodb"), self.aws.settings.games_table)
+
+    @cached_property
+    def presence(self) -> PresenceStore:
+        return PresenceStore(
+            self.aws.client("dynamodb"),
+            self.aws.settings.connections_table,
+            self.aws.settings.players_table,
+        )
+
+    def table(self, table_id: str) -> TableRecord:
+        table = self.store.get_table(table_id)
+        assert table is not None, f"no table {table_id}"
+        return table
+
+    def items(self, table_id: str, prefix: str = "") -> list[dict[str, Any]]:
+        """The table's stored items whose sort key starts with ``prefix``, in key order."""
+        return [i for i in self.store.history(table_id) if i["sk"]["S"].startswith(prefix)]
+
+    def logs(self, table_id: str, round_number: int | None = None) -> list[dict[str, Any]]:
+        prefix = "LOG#" if round_number is None else f"LOG#{round_number:04d}#"
+        return self.items(table_id, prefix)
+
+    def connection_items(self) -> list[dict[str, Any]]:
+        return self.aws.client("dynamodb").scan(
+            TableName=self.aws.settings.connections_table, ConsistentRead=True
+        )["Items"]
+
+    def schedules(self) -> list[str]:
+        group = self.aws.settings.schedule_group
+        listed = self.aws.client("scheduler").list_schedules(GroupName=group)
+        return [s["Name"] for s in listed.get("Schedules", [])]
+
     # --- the platform -----------------------------------------------------------
 
     def settle(self) -> None:
         self.aws.dispatcher.run_until_idle()
+
+    def publish(self, detail_type: str, detail: dict[str, Any], source: str) -> None:
+        """Put one event on the bus, as a producer (or EventBridge redelivering) would."""
+        response = self.aws.client("events").put_events(
+            Entries=[
+                {
+                    "EventBusName": self.aws.settings.event_bus,
+                    "Source": source,
+                    "DetailType": detail_type,
+                    "Detail": json.dumps(detail),
+                }
+            ]
+        )
+        assert response["FailedEntryCount"] == 0, response
+
+    def capture(self) -> EventCapture:
+        """From now on, keep a copy of every event put on the bus (an extra rule and queue)."""
+        return EventCapture(self.aws)
+
+    def start_table(
+        self, table_id: str, players: list[str], mode: MatchMode = MatchMode.ONE_ROUND
+    ) -> dict[int, str]:
+        """Connect the four players, form their table, and return seat → connection."""
+        connections: dict[int, str] = {}
+        for seat, player in enumerate(players, start=1):
+            connection = self.connect(player)
+            assert connection is not None
+            connections[seat] = connection
+        self.form_table(table_id, players, mode)
+        return connections
 
     def form_table(
         self, table_id: str, players: list[str], mode: MatchMode = MatchMode.THREE_ROUNDS
@@ -147,3 +235,56 @@ class Harness:
             ]
         )
         self.settle()
+
+
+def sqs_event(*bodies: dict[str, Any] | str) -> dict[str, Any]:
+    """An SQS batch as Lambda's event source mapping delivers it."""
+    return {
+        "Records": [
+            {
+                "messageId": str(uuid.uuid4()),
+                "receiptHandle": f"handle-{i}",
+                "body": body if isinstance(body, str) else json.dumps(body),
+                "eventSource": "aws:sqs",
+            }
+            for i, body in enumerate(bodies)
+        ]
+    }
+
+
+class EventCapture:
+    """A queue fed by a catch-all rule on the bus: every event as a consumer receives it."""
+
+    def __init__(self, aws: LocalAws) -> None:
+        sqs = aws.client("sqs")
+        events = aws.client("events")
+        self._sqs = sqs
+        self._url = sqs.create_queue(QueueName=CAPTURE_QUEUE)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=self._url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        bus = aws.settings.event_bus
+        events.put_rule(
+            Name="test-capture",
+            EventBusName=bus,
+            EventPattern=json.dumps({"source": [{"prefix": "canasta"}]}),
+        )
+        events.put_targets(
+            Rule="test-capture", EventBusName=bus, Targets=[{"Id": "capture", "Arn": arn}]
+        )
+        self.seen: list[dict[str, Any]] = []
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Every event captured so far (bodies as the consumers' queues receive them)."""
+        while True:
+            messages = self._sqs.receive_message(
+                QueueUrl=self._url, MaxNumberOfMessages=10, WaitTimeSeconds=0
+            ).get("Messages", [])
+            if not messages:
+                return self.seen
+            for message in messages:
+                self.seen.append(json.loads(message["Body"]))
+                self._sqs.delete_message(QueueUrl=self._url, ReceiptHandle=message["ReceiptHandle"])
+
+    def of_type(self, detail_type: str) -> list[dict[str, Any]]:
+        return [e for e in self.drain() if e["detail-type"] == detail_type]

@@ -1,0 +1,113 @@
+"""``python -m local``: the whole game on this machine, no AWS account needed.
+
+Starts moto in server mode as the embedded AWS with every table, bus, rule,
+queue and schedule group; the local gateway (WebSocket, ``@connections``,
+web client, sign-in); the dispatcher that plays the event source mappings;
+and bots that fill seats. Ctrl-C stops everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
+import sys
+import threading
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from local.aws import LocalAws, start_moto
+from local.gateway import Gateway
+
+log = logging.getLogger("canasta.local")
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def dispatch_forever(aws: LocalAws, stop: threading.Event, interval: float) -> None:
+    """What AWS event source mappings do, as a polling loop; errors are logged, never fatal."""
+    while not stop.is_set():
+        try:
+            delivered = aws.dispatcher.pump()
+        except Exception:
+            log.exception("dispatcher pass failed")
+            delivered = 0
+        if not delivered:
+            stop.wait(interval)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    secret = secrets.token_hex(32)
+    server, moto_url = start_moto()
+    gateway = Gateway(secret, config={"turn_seconds": args.turn_seconds})
+    aws = LocalAws(moto_url, gateway.deliver, secret, turn_seconds=args.turn_seconds)
+    gateway.loop = asyncio.get_running_loop()
+    stop = threading.Event()
+    pump = threading.Thread(
+        target=dispatch_forever, args=(aws, stop, 0.2), name="dispatcher", daemon=True
+    )
+    pump.start()
+    runner = web.AppRunner(gateway.app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, args.host, args.port).start()
+    url = f"http://{args.host}:{args.port}/"
+    print(
+        "\n".join(
+            [
+                "Tile Canasta is running locally.",
+                f"  open            {url}",
+                f"  WebSocket       ws://{args.host}:{args.port}/ws?token=…",
+                f"  embedded AWS    {moto_url} (moto: DynamoDB, EventBridge, SQS, Scheduler)",
+                f"  @connections    {aws.endpoint.url}",
+                f"  turn timer      {args.turn_seconds} s",
+                "Press Ctrl-C to stop.",
+            ]
+        ),
+        flush=True,
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        stop.set()
+        await runner.cleanup()
+        gateway.close()
+        aws.close()
+        server.stop()
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m local", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--turn-seconds", type=int, default=60)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    if not port_free(args.host, args.port):
+        print(
+            f"Port {args.port} on {args.host} is already in use. "
+            f"Stop what uses it, or choose another: make play PORT=8081",
+            file=sys.stderr,
+        )
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args))
+    print("stopped.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,210 @@
+"""A local WebSocket gateway that behaves like API Gateway for the handlers.
+
+- ``GET /ws?token=…``: runs the ``$connect`` authorizer with the token from the
+  query string (401 if it denies), then the ``$connect`` handler; the
+  authorizer's context rides on every later event of that connection, as in
+  API Gateway.
+- Each text frame is routed on its ``action`` (route selection
+  ``$request.body.action``) to the handler of that route, ``$default`` if none.
+- Closing runs ``$disconnect``.
+- The handlers post to ``@connections`` (``local.connections``), which this
+  gateway delivers to the open socket.
+- It also serves the web client and a local sign-in that issues tokens.
+
+Handlers are synchronous (they are Lambda functions), so they run in worker
+threads, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from local.dispatcher import LambdaContext, load
+from services.common.auth import Identity, issue_token
+
+ROUTES: dict[str, str] = {
+    "play": "services.turn.handler:websocket",
+    "sync": "services.turn.handler:websocket",
+    "$default": "services.turn.handler:websocket",
+    **{
+        route: "services.matchmaking.handler:websocket"
+        for route in ("queue", "leave", "create_table", "join_table", "fill_bots", "balance")
+    },
+}
+AUTHORIZER = "services.connect.handler:authorize"
+CONNECT = "services.connect.handler:connect"
+DISCONNECT = "services.connect.handler:disconnect"
+WEB_ROOT = Path(__file__).resolve().parents[1] / "web"
+NAME = re.compile(r"^[\w .'-]{1,24}$")
+
+
+def player_id_for(name: str) -> str:
+    """Local sign-in: the same name is the same account for as long as the stack runs."""
+    return "p-" + hashlib.sha256(name.strip().lower().encode()).hexdigest()[:12]
+
+
+class Gateway:
+    def __init__(
+        self,
+        token_secret: str,
+        routes: dict[str, str] | None = None,
+        on_signin: Callable[[Identity], None] | None = None,
+        config: dict[str, Any] | None = None,
+        token_ttl: int = 12 * 3600,
+    ) -> None:
+        self._secret = token_secret.encode()
+        self._routes = {route: load(path) for route, path in (routes or ROUTES).items()}
+        self._authorize = load(AUTHORIZER)
+        self._connect = load(CONNECT)
+        self._disconnect = load(DISCONNECT)
+        self._on_signin = on_signin
+        self._config = config or {}
+        self._ttl = token_ttl
+        self._sockets: dict[str, web.WebSocketResponse] = {}
+        self._authorized: dict[str, dict[str, Any]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="lambda")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.app = web.Application(client_max_size=64 * 1024)
+        self.app.add_routes(
+            [
+                web.get("/ws", self._websocket),
+                web.post("/api/signin", self._signin),
+                web.get("/config.json", self._config_json),
+                web.get("/", self._index),
+            ]
+        )
+        if WEB_ROOT.is_dir():
+            self.app.router.add_static("/web/", WEB_ROOT)
+
+    # --- @connections ------------------------------------------------------------
+
+    def deliver(self, connection_id: str, data: bytes) -> bool:
+        """Called from a handler's thread by the connections endpoint: send, or report gone."""
+        socket = self._sockets.get(connection_id)
+        if socket is None or socket.closed or self.loop is None:
+            return False
+        future = asyncio.run_coroutine_threadsafe(socket.send_str(data.decode()), self.loop)
+        try:
+            future.result(timeout=5)
+        except Exception:
+            return False
+        return True
+
+    # --- HTTP --------------------------------------------------------------------
+
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        index = WEB_ROOT / "index.html"
+        if not index.exists():
+            return web.Response(text="the web client is not installed", status=404)
+        return web.FileResponse(index)
+
+    async def _config_json(self, request: web.Request) -> web.Response:
+        host = request.headers.get("Host", request.host)
+        return web.json_response(
+            {"ws_url": f"ws://{host}/ws", "signin_url": "/api/signin", **self._config}
+        )
+
+    async def _signin(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            name = str(body["name"]).strip()
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": 'send {"name": "..."}'}, status=400)
+        if not NAME.match(name):
+            return web.json_response(
+                {"error": "a name is 1 to 24 letters, digits or spaces"}, status=400
+            )
+        identity = Identity(player_id_for(name), name)
+        if self._on_signin is not None:
+            await self._run(lambda: self._on_signin(identity) if self._on_signin else None)
+        token = issue_token(self._secret, identity, time.time(), self._ttl)
+        return web.json_response({"token": token, "player_id": identity.player_id, "name": name})
+
+    # --- WebSocket ------------------------------------------------------------------
+
+    async def _run(self, call: Callable[[], Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, call)
+
+    def _event(self, connection_id: str, route: str, body: str | None) -> dict[str, Any]:
+        return {
+            "requestContext": {
+                "connectionId": connection_id,
+                "routeKey": route,
+                "eventType": "MESSAGE" if body is not None else route.strip("$").upper(),
+                "authorizer": self._authorized.get(connection_id),
+                "apiId": "local",
+                "stage": "local",
+                "requestTimeEpoch": int(time.time() * 1000),
+            },
+            "body": body,
+            "isBase64Encoded": False,
+        }
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        token = request.query.get("token", "")
+        policy = await self._run(
+            lambda: self._authorize(
+                {
+                    "type": "REQUEST",
+                    "methodArn": "arn:aws:execute-api:local:000000000000:local/local/$connect",
+                    "queryStringParameters": {"token": token},
+                },
+                LambdaContext("connect-authorizer"),
+            )
+        )
+        if policy["policyDocument"]["Statement"][0]["Effect"] != "Allow":
+            return web.Response(status=401, text="Unauthorized")
+        socket = web.WebSocketResponse(heartbeat=30, max_msg_size=128 * 1024)
+        await socket.prepare(request)
+        connection_id = secrets.token_urlsafe(12)
+        self._authorized[connection_id] = policy["context"]
+        self._sockets[connection_id] = socket
+        try:
+            result = await self._run(
+                lambda: self._connect(
+                    self._event(connection_id, "$connect", None), LambdaContext("connect")
+                )
+            )
+            if result.get("statusCode") != 200:
+                await socket.close()
+                return socket
+            async for message in socket:
+                if message.type == WSMsgType.TEXT:
+                    await self._route(connection_id, message.data)
+                elif message.type == WSMsgType.ERROR:
+                    break
+        finally:
+            self._sockets.pop(connection_id, None)
+            await self._run(
+                lambda: self._disconnect(
+                    self._event(connection_id, "$disconnect", None), LambdaContext("disconnect")
+                )
+            )
+            self._authorized.pop(connection_id, None)
+        return socket
+
+    async def _route(self, connection_id: str, body: str) -> None:
+        try:
+            action = json.loads(body).get("action")
+        except (ValueError, AttributeError):
+            action = None
+        route = action if isinstance(action, str) and action in self._routes else "$default"
+        handler = self._routes[route]
+        await self._run(
+            lambda: handler(self._event(connection_id, route, body), LambdaContext(route))
+        )
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

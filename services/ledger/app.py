@@ -1,0 +1,164 @@
+"""Settling matches and serving the other modes' bookings.
+
+MATCH-3 (quick start, friends): each winner gains 1,000 points per round
+played, each loser loses as much. MATCH-4 (arena): the stakes were moved to
+the table's escrow account when the table formed; each winner receives two
+stakes from it (net: the stake), losers nothing (net: minus the stake); an
+aborted match refunds every stake. Seats played by bots book against the
+``house:bots`` account, so every match's entries sum to zero.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from services.common import constants
+from services.common.adapters import Clock, Publisher
+from services.common.events import LedgerSettled, MatchEnded, SeatPlayer, TableAborted
+from services.common.store import Outbound
+from services.common.telemetry import Telemetry
+from services.ledger.book import AlreadyBooked, Balance, Ledger, Posting, escrow_account
+from shared_engine import MatchMode, account_rewards
+
+SOURCE = f"{constants.EVENT_SOURCE}.ledger"
+HOUSE_BOTS = "house:bots"
+
+
+def account_of(player: SeatPlayer) -> str:
+    return HOUSE_BOTS if player.bot else player.player_id
+
+
+def settlement(event: MatchEnded) -> list[Posting]:
+    """The postings that settle a match; their keys are (match, player, purpose)."""
+    winner = 0 if event.winner == "A" else 1
+    rewards = account_rewards(event.mode, winner, event.rounds_played, event.stake)
+    postings: list[Posting] = []
+    for seat_key, player in sorted(event.seats.items()):
+        seat = int(seat_key)
+        amount = rewards[seat]
+        account = account_of(player)
+        if event.mode is MatchMode.ARENA:
+            if amount > 0:
+                key = f"{event.table_id}:payout:{seat}"
+                postings.append(
+                    Posting(account, key, "payout", points=2 * event.stake, match=event.table_id)
+                )
+                postings.append(
+                    Posting(
+                        escrow_account(event.table_id),
+                        key,
+                        "payout",
+                        points=-2 * event.stake,
+                        match=event.table_id,
+                    )
+                )
+        else:
+            key = f"{event.table_id}:settlement:{seat}"
+            postings.append(
+                Posting(account, key, "settlement", points=amount, match=event.table_id)
+            )
+    return postings
+
+
+def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Posting]:
+    """MATCH-4: each player's stake moves to the table's escrow; refused if not covered."""
+    postings: list[Posting] = []
+    for seat, player in sorted(seats.items()):
+        key = f"{table_id}:escrow:{seat}"
+        postings.append(
+            Posting(player.player_id, key, "escrow", points=-stake, match=table_id, guarded=True)
+        )
+        postings.append(
+            Posting(escrow_account(table_id), key, "escrow", points=stake, match=table_id)
+        )
+    return postings
+
+
+def refund(event: TableAborted) -> list[Posting]:
+    postings: list[Posting] = []
+    for seat_key, player in sorted(event.seats.items()):
+        key = f"{event.table_id}:refund:{seat_key}"
+        postings.append(
+            Posting(player.player_id, key, "refund", points=event.stake, match=event.table_id)
+        )
+        postings.append(
+            Posting(
+                escrow_account(event.table_id),
+                key,
+                "refund",
+                points=-event.stake,
+                match=event.table_id,
+            )
+        )
+    return postings
+
+
+def joker_debit(table_id: str, round_number: int, player_id: str) -> Posting:
+    """JOKER-1: one spare joker, once per round per player, paid with the move."""
+    return Posting(
+        player_id,
+        f"{table_id}:joker:{round_number}",
+        "joker",
+        jokers=-1,
+        match=table_id,
+        guarded=True,
+    )
+
+
+class LedgerService:
+    def __init__(
+        self, ledger: Ledger, publisher: Publisher, clock: Clock, telemetry: Telemetry
+    ) -> None:
+        self._ledger = ledger
+        self._publisher = publisher
+        self._clock = clock
+        self._telemetry = telemetry
+
+    def match_ended(self, event: MatchEnded) -> None:
+        self._telemetry.annotate(table_id=event.table_id)
+        self._settle(event.table_id, "settlement", settlement(event))
+
+    def table_aborted(self, event: TableAborted) -> None:
+        self._telemetry.annotate(table_id=event.table_id)
+        if event.mode is MatchMode.ARENA and event.stake > 0:
+            self._settle(event.table_id, "refund", refund(event))
+
+    def _settle(
+        self, table_id: str, purpose: Literal["settlement", "refund"], postings: list[Posting]
+    ) -> None:
+        try:
+            self._ledger.book(postings, self._clock.now())
+            self._telemetry.count(f"ledger_{purpose}s")
+        except AlreadyBooked:
+            self._telemetry.info("booking skipped", reason="already booked", purpose=purpose)
+        changes: dict[str, int] = {}
+        for p in postings:
+            changes[p.account] = changes.get(p.account, 0) + p.points
+        settled = LedgerSettled(table_id=table_id, purpose=purpose, changes=changes)
+        self._publisher.publish([Outbound("LedgerSettled", settled.model_dump(), SOURCE)])
+
+    # --- the API of the other modes --------------------------------------------------
+
+    def balance(self, account: str) -> Balance:
+        return self._ledger.balance(account)
+
+    def post(self, account: str, key: str, points: int, jokers: int) -> Balance:
+        """Credit or debit an account once per ``key`` (debits must be covered)."""
+        posting = Posting(
+            account, f"external:{key}", "external", points=points, jokers=jokers, guarded=True
+        )
+        try:
+            self._ledger.book([posting], self._clock.now())
+        except AlreadyBooked:
+            self._telemetry.info("booking skipped", reason="already booked", key=key)
+        return self._ledger.balance(account)
+
+    def welcome(self, account: str, points: int, jokers: int) -> None:
+        """The local sign-in's starting balance, once per account."""
+        try:
+            self._ledger.book(
+                [Posting(account, "welcome", "welcome", points=points, jokers=jokers)],
+                self._clock.now(),
+            )
+        except AlreadyBooked:
+            return

@@ -1,0 +1,1 @@
+"""Matchmaking: quick-start and arena queues, friends tables, forming tables of four."""

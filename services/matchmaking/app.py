@@ -1,0 +1,483 @@
+"""Use cases of matchmaking: queues, friends tables, forming tables of four.
+
+Quick-start queues exist per match length and variant, arena queues per stake.
+Joining a queue writes the entry and starts a ticket of the state machine
+(``flow.py``), which keeps asking ``try_match`` until the player is seated,
+gone or expired. A table forms in one transaction that moves four players
+from the queue to the table (each conditional on still holding their
+ticket), creates the table item carrying ``TableFormed`` in its outbox, and in
+the arena moves every stake to escrow (refused if a balance does not cover it).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from services.common import constants
+from services.common.adapters import Clock, Pusher
+from services.common.dynamo import TRANSACTION_CANCELLED, cancelled_on, error_code
+from services.common.events import (
+    MatchEnded,
+    PlayerDisconnected,
+    SeatPlayer,
+    TableAborted,
+    TableFormed,
+)
+from services.common.protocol import (
+    Balance,
+    BalanceMessage,
+    CreateTable,
+    FillBots,
+    JoinTable,
+    Leave,
+    LobbyMessage,
+    LobbyView,
+    Queue,
+    QueuedMessage,
+    QueueLeftMessage,
+)
+from services.common.records import TableRecord
+from services.common.store import GameStore, Outbound
+from services.common.tableviews import error_message
+from services.common.telemetry import Telemetry
+from services.ledger.app import escrow
+from services.ledger.book import Ledger
+from services.matchmaking.store import Entry, Lobby, MatchmakingStore
+from shared_engine import MatchMode
+
+SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
+LOBBY_MESSAGE: TypeAdapter[Queue | Leave | CreateTable | JoinTable | FillBots | Balance] = (
+    TypeAdapter(LobbyMessage)
+)
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+FORM_ATTEMPTS = 5
+ENTRY_TTL = 24 * 3600
+
+
+def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
+    return f"{mode.value}:{variant}:{stake}"
+
+
+class Conflict(Exception):
+    """A conditional write lost a race; the caller re-reads and decides again."""
+
+
+class MatchmakingService:
+    def __init__(
+        self,
+        *,
+        store: MatchmakingStore,
+        games: GameStore,
+        ledger: Ledger,
+        pusher: Pusher,
+        machine: Any,
+        state_machine_arn: str | None,
+        clock: Clock,
+        telemetry: Telemetry,
+        queue_seconds: int,
+        poll_seconds: int,
+        arena_stakes: tuple[int, ...],
+        max_message_bytes: int,
+    ) -> None:
+        self._store = store
+        self._games = games
+        self._ledger = ledger
+        self._pusher = pusher
+        self._machine = machine
+        self._machine_arn = state_machine_arn
+        self._clock = clock
+        self._telemetry = telemetry
+        self._queue_seconds = queue_seconds
+        self._poll_seconds = poll_seconds
+        self._stakes = arena_stakes
+        self._max_bytes = max_message_bytes
+
+    # --- WebSocket routes --------------------------------------------------------------
+
+    def receive(self, player: tuple[str, str] | None, connection_id: str, body: str | None) -> None:
+        if player is None:
+            self._refuse(connection_id, "not_seated", "this connection has no player")
+            return
+        if body is None or len(body.encode()) > self._max_bytes:
+            self._refuse(
+                connection_id,
+                "message_too_large",
+                f"messages are limited to {self._max_bytes} bytes",
+            )
+            return
+        try:
+            message = LOBBY_MESSAGE.validate_json(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "message"
+            self._refuse(connection_id, "malformed", f"{where}: {first['msg']}")
+            return
+        player_id, name = player
+        self._telemetry.annotate(player_id=player_id, action=message.action)
+        if isinstance(message, Queue):
+            self.queue(player_id, name, connection_id, message)
+        elif isinstance(message, Leave):
+            self.leave(player_id, connection_id)
+        elif isinstance(message, CreateTable):
+            self.create_table(player_id, name, connection_id, message)
+        elif isinstance(message, JoinTable):
+            self.join_table(player_id, name, connection_id, message.code.upper())
+        elif isinstance(message, FillBots):
+            self.fill_bots(player_id, connection_id)
+        else:
+            self.balance(player_id, connection_id)
+
+    def queue(self, player_id: str, name: str, connection_id: str, message: Queue) -> None:
+        arena = message.mode is MatchMode.ARENA
+        stake = message.stake if arena else 0
+        if arena and stake not in self._stakes:
+            self._refuse(connection_id, "invalid_stake", f"arena stakes are {list(self._stakes)}")
+            return
+        if arena and self._ledger.balance(player_id).points < stake:
+            self._refuse(
+                connection_id, "insufficient_balance", "your points do not cover the stake"
+            )
+            return
+        now = self._clock.now()
+        entry = Entry(
+            queue_key=queue_key(message.mode, message.variant, stake),
+            sk=f"{now:017.6f}#{player_id}",
+            player_id=player_id,
+            name=name,
+            ticket=uuid.uuid4().hex,
+            expires_at=now + self._queue_seconds,
+        )
+        try:
+            self._store.transact(self._store.enqueue_items(entry, ENTRY_TTL))
+        except Exception as exc:
+            if error_code(exc) != TRANSACTION_CANCELLED:
+                raise
+            self._refuse(
+                connection_id, "already_playing", "you are already queued, in a lobby or at a table"
+            )
+            return
+        self._telemetry.count("tickets_opened")
+        self._pusher.send(
+            connection_id,
+            QueuedMessage(
+                mode=message.mode, variant=message.variant, stake=stake, expires_at=entry.expires_at
+            ).model_dump(mode="json"),
+        )
+        if self._machine_arn is not None:
+            ticket = {
+                "player_id": entry.player_id,
+                "queue_key": entry.queue_key,
+                "sk": entry.sk,
+                "name": entry.name,
+                "ticket": entry.ticket,
+                "expires_at": entry.expires_at,
+                "poll_seconds": self._poll_seconds,
+            }
+            self._machine.start_execution(
+                stateMachineArn=self._machine_arn,
+                name=entry.ticket,
+                input=json.dumps({"ticket": ticket}),
+            )
+
+    def leave(self, player_id: str, connection_id: str | None, reason: str = "left") -> None:
+        player = self._store.player(player_id)
+        if "queue_key" in player:
+            entry = self._entry_of(player)
+            try:
+                self._store.transact(self._store.dequeue_items(entry))
+            except Exception as exc:
+                if error_code(exc) != TRANSACTION_CANCELLED:
+                    raise
+            self._telemetry.count("tickets_left")
+            if connection_id:
+                self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
+            return
+        if "lobby" in player:
+            lobby = self._store.lobby(player["lobby"]["S"])
+            if lobby is not None and lobby.status == "forming":
+                members = [p.player_id for p in lobby.seats.values() if not p.bot]
+                try:
+                    self._store.transact(self._store.leave_lobby_items(lobby, player_id))
+                except Exception as exc:
+                    if error_code(exc) != TRANSACTION_CANCELLED:
+                        raise
+                if connection_id:
+                    self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
+                self._show_lobby(lobby.code, [m for m in members if m != player_id])
+            return
+        if connection_id:
+            self._refuse(connection_id, "not_queued", "you are not waiting for a table")
+
+    def create_table(
+        self, player_id: str, name: str, connection_id: str, message: CreateTable
+    ) -> None:
+        host = SeatPlayer(player_id=player_id, name=name)
+        for _ in range(FORM_ATTEMPTS):
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            lobby = Lobby(
+                code, player_id, message.mode, message.variant, "forming", {1: host}, None
+            )
+            try:
+                self._store.transact(
+                    self._store.create_lobby_items(lobby, host, int(self._clock.now()) + ENTRY_TTL)
+                )
+            except Exception as exc:
+                if error_code(exc) != TRANSACTION_CANCELLED:
+                    raise
+                if cancelled_on(exc, 1):
+                    self._refuse(
+                        connection_id,
+                        "already_playing",
+                        "you are already queued, in a lobby or at a table",
+                    )
+                    return
+                continue
+            self._telemetry.count("lobbies_opened")
+            self._show_lobby(code, [player_id])
+            return
+        raise RuntimeError("no free invite code")
+
+    def join_table(self, player_id: str, name: str, connection_id: str, code: str) -> None:
+        me = SeatPlayer(player_id=player_id, name=name)
+        for _ in range(FORM_ATTEMPTS):
+            lobby = self._store.lobby(code)
+            if lobby is None or lobby.status != "forming":
+                self._refuse(connection_id, "unknown_code", "no table is waiting with this code")
+                return
+            if any(p.player_id == player_id for p in lobby.seats.values()):
+                self._show_lobby(code, [player_id])
+                return
+            free = [seat for seat in (1, 2, 3, 4) if seat not in lobby.seats]
+            if not free:
+                self._refuse(connection_id, "table_full", "this table is full")
+                return
+            try:
+                self._store.transact(
+                    [
+                        self._store.take_seat_item(code, free[0], me),
+                        self._store.player_to_lobby_item(player_id, name, code),
+                    ]
+                )
+            except Exception as exc:
+                if error_code(exc) != TRANSACTION_CANCELLED:
+                    raise
+                if cancelled_on(exc, 1):
+                    self._refuse(
+                        connection_id,
+                        "already_playing",
+                        "you are already queued, in a lobby or at a table",
+                    )
+                    return
+                continue
+            seats = {**lobby.seats, free[0]: me}
+            if len(seats) == 4:
+                self._start_lobby(Lobby(**{**lobby.__dict__, "seats": seats}), seats)
+            else:
+                self._show_lobby(code, [p.player_id for p in seats.values() if not p.bot])
+            return
+        self._refuse(connection_id, "table_full", "this table is full")
+
+    def fill_bots(self, player_id: str, connection_id: str) -> None:
+        player = self._store.player(player_id)
+        lobby = self._store.lobby(player["lobby"]["S"]) if "lobby" in player else None
+        if lobby is None or lobby.status != "forming":
+            self._refuse(connection_id, "unknown_code", "you have no table waiting")
+            return
+        if lobby.host != player_id:
+            self._refuse(connection_id, "not_host", "only the host fills seats with bots")
+            return
+        seats = dict(lobby.seats)
+        for seat in (1, 2, 3, 4):
+            if seat not in seats:
+                seats[seat] = SeatPlayer(
+                    player_id=f"bot-{lobby.code}-{seat}", name=f"Bot {seat}", bot=True
+                )
+        self._start_lobby(lobby, seats)
+
+    def balance(self, player_id: str, connection_id: str) -> None:
+        balance = self._ledger.balance(player_id)
+        self._pusher.send(
+            connection_id, BalanceMessage(points=balance.points, jokers=balance.jokers).model_dump()
+        )
+
+    # --- forming tables -------------------------------------------------------------------
+
+    def _new_table(
+        self, table_id: str, mode: MatchMode, variant: str, stake: int, seats: dict[int, SeatPlayer]
+    ) -> dict[str, Any]:
+        table = TableRecord(
+            table_id=table_id,
+            mode=mode,
+            variant="classic" if variant == "classic" else "twos-meld",
+            stake=stake,
+            seats=seats,
+            updated_at=self._clock.now(),
+        )
+        formed = TableFormed(
+            table_id=table_id,
+            mode=mode,
+            variant=table.variant,
+            stake=stake,
+            seats={str(seat): player for seat, player in seats.items()},  # type: ignore[misc]
+        )
+        return self._games.new_table_item(
+            table, [Outbound("TableFormed", formed.model_dump(mode="json"), SOURCE)]
+        )
+
+    def _start_lobby(self, lobby: Lobby, seats: dict[int, SeatPlayer]) -> None:
+        table_id = f"f-{lobby.code}-{uuid.uuid4().hex[:8]}"
+        items = [self._store.start_lobby_item(lobby, seats, table_id)]
+        items += [
+            self._store.seat_from_lobby_item(p.player_id, lobby.code, table_id, seat)
+            for seat, p in seats.items()
+            if not p.bot
+        ]
+        items.append(self._new_table(table_id, MatchMode(lobby.mode), lobby.variant, 0, seats))
+        try:
+            self._store.transact(items)
+        except Exception as exc:
+            if error_code(exc) != TRANSACTION_CANCELLED:
+                raise
+            self._telemetry.info("lobby start lost a race", code=lobby.code)
+            self._show_lobby(lobby.code, [p.player_id for p in lobby.seats.values() if not p.bot])
+            return
+        self._telemetry.count("tables_formed")
+
+    def form_tables(self, queue: str) -> int:
+        """Seat waiting players four by four, oldest first; returns how many tables formed."""
+        formed = 0
+        mode, variant, stake_text = queue.split(":")
+        stake = int(stake_text)
+        for _ in range(FORM_ATTEMPTS * 4):
+            entries = self._store.waiting(queue, 4)
+            if len(entries) < 4:
+                return formed
+            table_id = uuid.uuid4().hex[:16]
+            seats = {
+                i + 1: SeatPlayer(player_id=e.player_id, name=e.name) for i, e in enumerate(entries)
+            }
+            items = [
+                self._store.seat_from_queue_item(e, table_id, i + 1) for i, e in enumerate(entries)
+            ]
+            items += [self._store.delete_entry_item(e) for e in entries]
+            items.append(self._new_table(table_id, MatchMode(mode), variant, stake, seats))
+            postings = escrow(table_id, seats, stake) if stake else []
+            offset = len(items)
+            items += self._ledger.items(postings, self._clock.now())
+            try:
+                self._store.transact(items)
+            except Exception as exc:
+                if error_code(exc) != TRANSACTION_CANCELLED:
+                    raise
+                self._drop_blockers(exc, entries, postings, offset)
+                continue
+            formed += 1
+            self._telemetry.count("tables_formed")
+        return formed
+
+    def _drop_blockers(
+        self, exc: Exception, entries: list[Entry], postings: list[Any], offset: int
+    ) -> None:
+        """After a lost formation: stale entries go, players short of the stake leave the queue."""
+        for index, entry in enumerate(entries):
+            if cancelled_on(exc, index):
+                self._store.delete_entry(entry)
+        explained = self._ledger.explain(exc, postings, offset) if postings else exc
+        short = getattr(explained, "accounts", [])
+        for entry in entries:
+            if entry.player_id in short:
+                self._expire(entry, "insufficient_balance")
+
+    def _expire(self, entry: Entry, reason: str) -> bool:
+        try:
+            self._store.transact(self._store.dequeue_items(entry))
+        except Exception as exc:
+            if error_code(exc) != TRANSACTION_CANCELLED:
+                raise
+            return False
+        connection = self._store.player(entry.player_id).get("connection_id", {}).get("S")
+        if connection:
+            if reason == "insufficient_balance":
+                self._pusher.send(
+                    connection,
+                    error_message("insufficient_balance", "your points no longer cover the stake"),
+                )
+            else:
+                self._pusher.send(connection, QueueLeftMessage(reason="timeout").model_dump())
+        return True
+
+    # --- the state machine's task and the events ---------------------------------------------
+
+    def try_match(self, ticket: dict[str, Any]) -> str:
+        """One pass of a ticket: seated, gone, expired or waiting."""
+        entry = Entry(
+            queue_key=ticket["queue_key"],
+            sk=ticket["sk"],
+            player_id=ticket["player_id"],
+            name=ticket["name"],
+            ticket=ticket["ticket"],
+            expires_at=float(ticket["expires_at"]),
+        )
+        player = self._store.player(entry.player_id)
+        if player.get("ticket", {}).get("S") == entry.ticket:
+            self.form_tables(entry.queue_key)
+            player = self._store.player(entry.player_id)
+        if player.get("ticket", {}).get("S") != entry.ticket:
+            return "seated" if "table_id" in player else "gone"
+        if self._clock.now() >= entry.expires_at and self._expire(entry, "timeout"):
+            self._telemetry.count("tickets_expired")
+            return "expired"
+        return "waiting"
+
+    def answer_task(self, ticket: dict[str, Any], task_token: str) -> None:
+        status = self.try_match(ticket)
+        self._machine.send_task_success(taskToken=task_token, output=json.dumps({"status": status}))
+
+    def match_over(self, event: MatchEnded | TableAborted) -> None:
+        """Free every seated player to queue again."""
+        for player in event.seats.values():
+            if not player.bot:
+                self._store.release(player.player_id, event.table_id)
+
+    def player_disconnected(self, event: PlayerDisconnected) -> None:
+        """A queued or waiting player whose connection closed leaves the queue or lobby."""
+        if event.table_id is None:
+            self.leave(event.player_id, None, reason="disconnected")
+
+    # --- answers ----------------------------------------------------------------------------
+
+    def _entry_of(self, player: dict[str, Any]) -> Entry:
+        return Entry(
+            queue_key=player["queue_key"]["S"],
+            sk=player["queue_sk"]["S"],
+            player_id=player["player_id"]["S"],
+            name=player.get("name", {}).get("S", ""),
+            ticket=player["ticket"]["S"],
+            expires_at=0.0,
+        )
+
+    def _show_lobby(self, code: str, members: list[str]) -> None:
+        lobby = self._store.lobby(code)
+        if lobby is None:
+            return
+        view = LobbyView(
+            code=code,
+            host=lobby.host,
+            mode=MatchMode(lobby.mode),
+            variant="classic" if lobby.variant == "classic" else "twos-meld",
+            seats={str(seat): lobby.seats.get(seat) for seat in (1, 2, 3, 4)},  # type: ignore[misc]
+        ).model_dump(mode="json")
+        for member in members:
+            connection = self._store.player(member).get("connection_id", {}).get("S")
+            if connection:
+                self._pusher.send(connection, view)
+
+    def _refuse(self, connection_id: str, code: str, message: str) -> None:
+        self._telemetry.count(f"refused_{code}")
+        self._pusher.send(connection_id, error_message(code, message))

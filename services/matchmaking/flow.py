@@ -1,0 +1,55 @@
+"""The matchmaking state machine: one execution per queue ticket.
+
+Defined once, here: the CDK stack deploys this definition and the local
+stack and the tests run the very same one on moto. Each pass sends a
+``try_match`` task to the matchmaking queue and waits for the service's answer
+(``.waitForTaskToken``): seated, gone (left or disconnected), expired, or
+waiting — then it waits ``poll_seconds`` and tries again. The wait is durable:
+a deploy or a crashed function loses no ticket.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def definition(queue_url: str) -> dict[str, Any]:
+    return {
+        "Comment": "A matchmaking ticket: try to seat the player until seated, gone or expired.",
+        "StartAt": "TryMatch",
+        "States": {
+            "TryMatch": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+                "Parameters": {
+                    "QueueUrl": queue_url,
+                    "MessageBody": {
+                        "kind": "try_match",
+                        "ticket.$": "$.ticket",
+                        "task_token.$": "$$.Task.Token",
+                    },
+                },
+                "ResultPath": "$.outcome",
+                "TimeoutSeconds": 300,
+                "Next": "Outcome",
+            },
+            "Outcome": {
+                "Type": "Choice",
+                "Choices": [
+                    {"Variable": "$.outcome.status", "StringEquals": "seated", "Next": "Seated"},
+                    {"Variable": "$.outcome.status", "StringEquals": "gone", "Next": "Gone"},
+                    {"Variable": "$.outcome.status", "StringEquals": "expired", "Next": "Expired"},
+                ],
+                "Default": "Wait",
+            },
+            "Wait": {"Type": "Wait", "SecondsPath": "$.ticket.poll_seconds", "Next": "TryMatch"},
+            "Seated": {"Type": "Succeed"},
+            "Gone": {"Type": "Succeed"},
+            "Expired": {"Type": "Succeed"},
+        },
+    }
+
+
+def definition_json(queue_url: str) -> str:
+    return json.dumps(definition(queue_url), separators=(",", ":"))

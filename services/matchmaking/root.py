@@ -1,0 +1,31 @@
+"""The matchmaking service's composition root."""
+
+from __future__ import annotations
+
+from services.common.adapters import ApiGatewayPusher, SystemClock
+from services.common.runtime import Clients
+from services.common.settings import Settings
+from services.common.store import GameStore
+from services.common.telemetry import Telemetry
+from services.ledger.book import Ledger
+from services.matchmaking.app import MatchmakingService
+from services.matchmaking.store import MatchmakingStore
+
+
+def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> MatchmakingService:
+    return MatchmakingService(
+        store=MatchmakingStore(
+            clients.dynamodb, settings.matchmaking_table, settings.players_table
+        ),
+        games=GameStore(clients.dynamodb, settings.games_table),
+        ledger=Ledger(clients.dynamodb, settings.ledger_table),
+        pusher=ApiGatewayPusher(clients.connections),
+        machine=clients.stepfunctions,
+        state_machine_arn=settings.state_machine_arn,
+        clock=SystemClock(),
+        telemetry=telemetry,
+        queue_seconds=settings.queue_seconds,
+        poll_seconds=settings.poll_seconds,
+        arena_stakes=settings.arena_stakes,
+        max_message_bytes=settings.max_message_bytes,
+    )
