@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ENGINE = Path(__file__).resolve().parents[1] / "shared_engine"
-EDGES = {"scenarios", "demo"}
+EDGES = {"scenarios", "demo", "simulate"}
 FORBIDDEN = {
     "boto3",
     "botocore",
