@@ -22,9 +22,23 @@ from collections.abc import Sequence
 from aiohttp import web
 
 from local.aws import LocalAws, start_moto
+from local.bots import BotFiller
 from local.gateway import Gateway
+from services.common.auth import Identity
+from services.ledger import handler as ledger_handler
+from services.matchmaking.store import MatchmakingStore
 
 log = logging.getLogger("canasta.local")
+
+
+class Relay:
+    """Hands ``@connections`` posts to the gateway once it exists (the AWS side starts first)."""
+
+    def __init__(self) -> None:
+        self.target: Gateway | None = None
+
+    def deliver(self, connection_id: str, data: bytes) -> bool:
+        return self.target is not None and self.target.deliver(connection_id, data)
 
 
 def port_free(host: str, port: int) -> bool:
@@ -51,8 +65,30 @@ def dispatch_forever(aws: LocalAws, stop: threading.Event, interval: float) -> N
 async def serve(args: argparse.Namespace) -> None:
     secret = secrets.token_hex(32)
     server, moto_url = start_moto()
-    gateway = Gateway(secret, config={"turn_seconds": args.turn_seconds})
-    aws = LocalAws(moto_url, gateway.deliver, secret, turn_seconds=args.turn_seconds)
+    relay = Relay()
+    aws = LocalAws(moto_url, relay.deliver, secret, turn_seconds=args.turn_seconds)
+    settings = aws.settings
+    ledger = ledger_handler.service()
+    matchmaking = MatchmakingStore(
+        aws.client("dynamodb"), settings.matchmaking_table, settings.players_table
+    )
+
+    def welcome(identity: Identity) -> None:
+        ledger.welcome(identity.player_id, settings.welcome_points, settings.welcome_jokers)
+
+    filler = BotFiller(
+        f"ws://{args.host}:{args.port}/ws",
+        secret,
+        waiting=lambda queue: len(matchmaking.waiting(queue, 8)),
+        welcome=welcome,
+    )
+    gateway = Gateway(
+        secret,
+        on_signin=welcome,
+        on_queue=filler.on_queue if args.bots else None,
+        config={"turn_seconds": args.turn_seconds, "stakes": list(settings.arena_stakes)},
+    )
+    relay.target = gateway
     gateway.loop = asyncio.get_running_loop()
     stop = threading.Event()
     pump = threading.Thread(
@@ -72,6 +108,7 @@ async def serve(args: argparse.Namespace) -> None:
                 f"  embedded AWS    {moto_url} (moto: DynamoDB, EventBridge, SQS, Scheduler)",
                 f"  @connections    {aws.endpoint.url}",
                 f"  turn timer      {args.turn_seconds} s",
+                f"  bots            {'fill waiting queues' if args.bots else 'off'}",
                 "Press Ctrl-C to stop.",
             ]
         ),
@@ -81,6 +118,7 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.Event().wait()
     finally:
         stop.set()
+        await filler.close()
         await runner.cleanup()
         gateway.close()
         aws.close()
@@ -92,6 +130,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--turn-seconds", type=int, default=60)
+    parser.add_argument(
+        "--no-bots", dest="bots", action="store_false", help="do not fill waiting queues with bots"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

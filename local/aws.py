@@ -62,7 +62,7 @@ def start_moto(port: int = 0) -> tuple[Any, str]:
     )
     from werkzeug.serving import make_server  # noqa: PLC0415
 
-    class SerializedMotoServer(ThreadedMotoServer):  # type: ignore[misc]
+    class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
             app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
             self._server = make_server(

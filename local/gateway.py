@@ -58,8 +58,10 @@ class Gateway:
     def __init__(
         self,
         token_secret: str,
+        *,
         routes: dict[str, str] | None = None,
         on_signin: Callable[[Identity], None] | None = None,
+        on_queue: Callable[[dict[str, Any]], None] | None = None,
         config: dict[str, Any] | None = None,
         token_ttl: int = 12 * 3600,
     ) -> None:
@@ -69,6 +71,7 @@ class Gateway:
         self._connect = load(CONNECT)
         self._disconnect = load(DISCONNECT)
         self._on_signin = on_signin
+        self._on_queue = on_queue
         self._config = config or {}
         self._ttl = token_ttl
         self._sockets: dict[str, web.WebSocketResponse] = {}
@@ -197,14 +200,18 @@ class Gateway:
 
     async def _route(self, connection_id: str, body: str) -> None:
         try:
-            action = json.loads(body).get("action")
+            message = json.loads(body)
+            action = message.get("action")
         except (ValueError, AttributeError):
-            action = None
+            message, action = None, None
         route = action if isinstance(action, str) and action in self._routes else "$default"
         handler = self._routes[route]
         await self._run(
             lambda: handler(self._event(connection_id, route, body), LambdaContext(route))
         )
+        player = str((self._authorized.get(connection_id) or {}).get("player_id", ""))
+        if route == "queue" and self._on_queue is not None and not player.startswith("bot-"):
+            self._on_queue(message)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -391,6 +391,12 @@ ROUTED_TO: Final[dict[str, str]] = {
 """The service each client message's route invokes."""
 
 
+def routed_to(name: str) -> str:
+    if name not in ROUTED_TO:
+        raise ValueError(f"no service routes {name}: add it to TurnMessage or LobbyMessage")
+    return ROUTED_TO[name]
+
+
 def tag_of(model: type[BaseModel]) -> str:
     """The wire name of a message: its ``action`` (client) or ``type`` (server)."""
     field = model.model_fields.get("action") or model.model_fields["type"]
@@ -493,26 +499,31 @@ EXAMPLE_CONNECTIONS: Final = {
 }
 
 
-def _example_view(seat: int) -> ViewMessage:
-    """Round 1 of the example table after seat 1's opening discard, as ``seat`` sees it."""
+def _example_view(seat: int, *, drawn: bool = False) -> ViewMessage:
+    """Round 1 of the example table after seat 1's opening discard (and, if ``drawn``, seat
+    2's draw), as ``seat`` sees it."""
     state = start_round(EXAMPLE_SEED, twos=True, dealer=4)
     first = state.turn
-    discard = DISCARDS[auto_discard(state, first)]
-    state, _ = apply(state, first, discard)
+    moves: list[tuple[int, actions.Action]] = [(first, DISCARDS[auto_discard(state, first)])]
+    if drawn:
+        moves.append((2, DRAW))
+    for mover, move in moves:
+        state, _ = apply(state, mover, move)
     table = TableRecord(
         table_id=EXAMPLE_TABLE,
         mode=MatchMode.ONE_ROUND,
         variant="twos-meld",
         stake=0,
         seats=dict(EXAMPLE_PLAYERS),
-        version=2,
+        version=1 + len(moves),
         round=1,
         connections=dict(EXAMPLE_CONNECTIONS),
         turn_started=2,
         turn_deadline=EXAMPLE_TIME + TURN_SECONDS,
         updated_at=EXAMPLE_TIME,
     )
-    last = {"seat": first, **action_to_wire(discard), "auto": False}
+    mover, move = moves[-1]
+    last = {"seat": mover, **action_to_wire(move), "auto": False}
     return view_message(table, state, seat, last)
 
 
@@ -527,7 +538,7 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     return {
         "Play": [
             (
-                "seat 2 draws (the view above)",
+                "seat 2 draws (see the `view` example)",
                 {"action": "play", "table_id": EXAMPLE_TABLE, "version": 2, "move": draw},
             ),
             (
@@ -557,7 +568,7 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     state = start_round(EXAMPLE_SEED, twos=True, dealer=4)
     totals = {"A": 635, "B": 1155}
     rewards = account_rewards(MatchMode.ONE_ROUND, 1, 1)
-    stale = view.model_copy(update={"version": 3})
+    stale = _example_view(2, drawn=True)
     return {
         "ViewMessage": [("seat 2, whose turn it is", view.model_dump(mode="json"))],
         "ErrorMessage": [
@@ -571,7 +582,7 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                 },
             ),
             (
-                "a move chosen on an old view",
+                "the same draw sent twice: the second was chosen on version 2",
                 {
                     "type": "error",
                     "code": "stale_version",
@@ -735,7 +746,7 @@ def asyncapi() -> dict[str, Any]:
             message["summary"] = summary.split("\n\n")[0]
         if model in CLIENT_MESSAGES:
             message["x-route"] = tag_of(model)
-            message["x-service"] = ROUTED_TO.get(name, "turn")
+            message["x-service"] = routed_to(name)
         messages[name] = message
 
     operations: dict[str, Any] = {}
@@ -1028,7 +1039,7 @@ def protocol_md() -> str:
         "|---|---|---|",
     ]
     for model in CLIENT_MESSAGES:
-        service = ROUTED_TO.get(model.__name__, "turn")
+        service = routed_to(model.__name__)
         out.append(
             f"| `{tag_of(model)}` | [{model.__name__}](#{_anchor(model.__name__)}) | {service} |"
         )
@@ -1041,9 +1052,7 @@ def protocol_md() -> str:
         "",
     ]
     for model in CLIENT_MESSAGES:
-        out += _message_section(
-            model, schemas, cases[model.__name__], ROUTED_TO.get(model.__name__, "turn")
-        )
+        out += _message_section(model, schemas, cases[model.__name__], routed_to(model.__name__))
     out += ["## Server messages", ""]
     for model in SERVER_MESSAGES:
         out += _message_section(model, schemas, cases[model.__name__], None)
@@ -1165,7 +1174,7 @@ def write(root: Path = ROOT) -> list[Path]:
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=COMMAND, description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 listing stale files"
     )

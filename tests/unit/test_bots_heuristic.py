@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared_engine import MatchMode, apply, legal_actions, start_round
+from shared_engine import MatchMode, apply, legal_actions, player_view, start_round
 from shared_engine.bots import heuristic_policy, random_policy
+from shared_engine.observation import state_from_view
 from shared_engine.simulate import pairing
 from shared_engine.state import RoundState
 
@@ -84,3 +85,15 @@ def test_the_bot_always_plays_a_legal_action_to_the_end_of_a_round(seed: str) ->
         assert action in legal_actions(state, state.turn)
         state, _ = apply(state, state.turn, action)
     raise AssertionError("the round did not end")
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.text(min_size=1, max_size=8), steps=st.integers(0, 90))
+def test_a_bot_playing_from_its_view_decides_as_on_the_real_state(seed: str, steps: int) -> None:
+    state = _played(seed, steps)
+    if state.round_over:
+        return
+    seat = state.turn
+    rebuilt = state_from_view(player_view(state, seat))
+    assert heuristic_policy(rebuilt, seat) == heuristic_policy(state, seat)
+    assert legal_actions(rebuilt, seat) == legal_actions(state, seat)

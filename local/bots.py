@@ -1,0 +1,124 @@
+"""Bots that join as ordinary WebSocket clients, to fill quick-start and arena queues.
+
+They sign in, connect through the gateway like any browser, queue, and play
+from their own views with the engine's heuristic bot. The filler watches for
+people waiting in a queue and sends bots after a short grace period, so a
+person alone on a laptop gets a table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import ClientSession, WSMsgType
+
+from services.common.auth import Identity, issue_token
+from shared_engine import action_to_wire
+from shared_engine.bots import heuristic_policy
+from shared_engine.observation import state_from_view
+from shared_engine.view import PlayerView
+
+log = logging.getLogger("canasta.local.bots")
+NAMES = ("Ada", "Bela", "Cleo", "Dora", "Emil", "Fero", "Gina", "Hugo")
+
+
+async def play_as_bot(ws_url: str, token: str, first: dict[str, Any], pace: float) -> None:
+    """Connect, send ``first`` (e.g. a queue request) and play until the match ends."""
+    async with ClientSession() as session, session.ws_connect(f"{ws_url}?token={token}") as ws:
+        await ws.send_json(first)
+        answered = -1
+        async for message in ws:
+            if message.type != WSMsgType.TEXT:
+                return
+            data = json.loads(message.data)
+            kind = data.get("type")
+            if kind in ("match_result", "queue_left"):
+                return
+            if kind == "error":
+                if not data.get("view"):
+                    log.warning("bot refused: %s", data)
+                    continue
+                data = data["view"]
+            elif kind != "view":
+                continue
+            if data["version"] <= answered:
+                continue
+            view = PlayerView.model_validate(data["view"])
+            if view.turn != view.seat or not view.legal_actions:
+                continue
+            await asyncio.sleep(pace)
+            action = heuristic_policy(state_from_view(view), view.seat)
+            answered = data["version"]
+            move = action_to_wire(action)
+            await ws.send_json(
+                {"action": "play", "table_id": data["table_id"], "version": answered, "move": move}
+            )
+
+
+class BotFiller:
+    """Sends bots to a queue where a person has waited ``grace`` seconds without a table."""
+
+    def __init__(
+        self,
+        ws_url: str,
+        token_secret: str,
+        *,
+        waiting: Callable[[str], int],
+        welcome: Callable[[Identity], None],
+        grace: float = 2.0,
+        pace: float = 0.4,
+    ) -> None:
+        self._ws_url = ws_url
+        self._secret = token_secret.encode()
+        self._waiting = waiting
+        self._welcome = welcome
+        self._grace = grace
+        self._pace = pace
+        self._names = itertools.cycle(NAMES)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def on_queue(self, message: dict[str, Any]) -> None:
+        """Called by the gateway on the event loop whenever a person asks to queue."""
+        task = asyncio.get_running_loop().create_task(self._fill_later(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _fill_later(self, message: dict[str, Any]) -> None:
+        await asyncio.sleep(self._grace)
+        mode, variant = message.get("mode"), message.get("variant", "twos-meld")
+        stake = int(message.get("stake", 0)) if mode == "arena" else 0
+        queue = f"{mode}:{variant}:{stake}"
+        loop = asyncio.get_running_loop()
+        waiting = await loop.run_in_executor(None, self._waiting, queue)
+        if waiting == 0:
+            return
+        for _ in range((4 - waiting % 4) % 4):
+            name = f"{next(self._names)} (bot)"
+            identity = Identity(f"bot-{uuid.uuid4().hex[:10]}", name)
+            await loop.run_in_executor(None, self._welcome, identity)
+            token = issue_token(self._secret, identity, time.time(), 6 * 3600)
+            first = {"action": "queue", "mode": mode, "variant": variant, "stake": stake}
+            task = loop.create_task(self._run(token, first))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, token: str, first: dict[str, Any]) -> None:
+        try:
+            await play_as_bot(self._ws_url, token, first, self._pace)
+        except Exception:
+            log.exception("a bot stopped")
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

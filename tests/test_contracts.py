@@ -1,0 +1,341 @@
+"""The contracts: event samples against their models, generated files against the models.
+
+Every event type has a sample (a full EventBridge envelope) and a generated
+JSON Schema in ``events/``; the samples tell one consistent story; the
+AsyncAPI document and docs/protocol.md are what ``services.common.schemas``
+generates from the models today. Each check is shown to fail on a broken input.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from services.common import constants, schemas
+from services.common.events import EVENT_TYPES, EventEnvelope
+from services.common.protocol import PROTOCOL_VERSION, ServiceErrorCode
+from shared_engine import ERROR_CODES, commitment, shuffled
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENTS = ROOT / "events"
+SAMPLES = sorted(EVENTS.glob("*.sample.json"))
+ENVELOPE_KEYS = {"version", "id", "detail-type", "source", "account", "time", "region", "resources"}
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _detail_type(path: Path) -> str:
+    return path.name.split(".", 1)[0]
+
+
+def _samples() -> dict[str, dict[str, Any]]:
+    return {_detail_type(p): _load(p) for p in SAMPLES}
+
+
+# --- samples against the models ---------------------------------------------------------
+
+
+def test_every_event_type_has_a_sample_and_a_schema() -> None:
+    assert {_detail_type(p) for p in SAMPLES} >= set(EVENT_TYPES)
+    for detail_type in EVENT_TYPES:
+        assert (ROOT / schemas.SCHEMA_DIR / f"{detail_type}.json").is_file(), detail_type
+
+
+def test_every_sample_names_an_event_type() -> None:
+    assert SAMPLES, "no samples found"
+    assert {_detail_type(p) for p in SAMPLES} <= set(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_a_sample_is_a_full_envelope_that_its_model_accepts(path: Path) -> None:
+    raw = _load(path)
+    assert set(raw) == {*ENVELOPE_KEYS, "detail"}
+    envelope = EventEnvelope.model_validate(raw)
+    assert envelope.detail_type == _detail_type(path)
+    assert envelope.source == schemas.source_of(envelope.detail_type)
+    detail = envelope.parsed()
+    assert isinstance(detail, EVENT_TYPES[envelope.detail_type])
+    # What a service publishes is the model's own JSON form: the sample is exactly that.
+    assert detail.model_dump(mode="json") == raw["detail"]
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_a_sample_matches_its_generated_json_schema(path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    raw = _load(path)
+    schema = _load(ROOT / schemas.SCHEMA_DIR / f"{raw['detail-type']}.json")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(raw["detail"])
+    tampered = {**raw["detail"], "unexpected": True}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(tampered)
+
+
+def _tamperings(detail: dict[str, Any], required: list[str]) -> Iterator[dict[str, Any]]:
+    yield {**detail, "unexpected": 1}
+    for field in required:
+        yield {k: v for k, v in detail.items() if k != field}
+    for field, value in detail.items():
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            yield {**detail, field: [value]}
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_a_tampered_sample_is_refused(path: Path) -> None:
+    raw = _load(path)
+    model = EVENT_TYPES[raw["detail-type"]]
+    required = [name for name, field in model.model_fields.items() if field.is_required()]
+    cases = list(_tamperings(raw["detail"], required))
+    assert len(cases) > len(required)
+    for detail in cases:
+        broken = {**copy.deepcopy(raw), "detail": detail}
+        with pytest.raises(ValidationError):
+            EventEnvelope.model_validate(broken).parsed()
+
+
+def test_a_sample_with_a_bad_value_is_refused() -> None:
+    raw = _samples()["ActionApplied"]
+    for seat in (0, 5):
+        broken = copy.deepcopy(raw)
+        broken["detail"]["seat"] = seat
+        with pytest.raises(ValidationError):
+            EventEnvelope.model_validate(broken).parsed()
+
+
+def test_an_envelope_without_account_still_parses() -> None:
+    """moto delivers EventBridge events without ``account`` (and the tolerant model allows it)."""
+    for raw in _samples().values():
+        trimmed = {k: v for k, v in raw.items() if k not in ("account", "region", "resources")}
+        detail = EventEnvelope.model_validate(trimmed).parsed()
+        assert detail.model_dump(mode="json") == raw["detail"]
+
+
+def test_an_envelope_without_detail_type_is_refused() -> None:
+    raw = _samples()["RoundStarted"]
+    with pytest.raises(ValidationError):
+        EventEnvelope.model_validate({k: v for k, v in raw.items() if k != "detail-type"})
+
+
+# --- the samples tell one story -----------------------------------------------------------
+
+ONE_MATCH = [t for t in EVENT_TYPES if t != "TableAborted"]
+"""A table either ends or is aborted: TableAborted's sample is another table's."""
+
+
+def test_the_samples_are_one_match() -> None:
+    s = {t: raw["detail"] for t, raw in _samples().items()}
+    assert len({s[t]["table_id"] for t in ONE_MATCH}) == 1
+    formed, ended = s["TableFormed"], s["MatchEnded"]
+    assert formed["seats"] == ended["seats"]
+    assert formed["mode"] == ended["mode"]
+    assert sorted(formed["seats"]) == ["1", "2", "3", "4"]
+    seat_of = {p["player_id"]: int(seat) for seat, p in formed["seats"].items()}
+    for presence in ("PlayerConnected", "PlayerDisconnected"):
+        assert seat_of[s[presence]["player_id"]] == s[presence]["seat"]
+
+
+def test_the_samples_round_is_verifiable() -> None:
+    s = {t: raw["detail"] for t, raw in _samples().items()}
+    scored = s["RoundScored"]
+    assert len(scored["commitment"]) == 64 and int(scored["commitment"], 16) >= 0
+    assert s["RoundStarted"]["commitment"] == scored["commitment"]
+    assert commitment(scored["seed"], shuffled(scored["seed"])) == scored["commitment"]
+    assert s["RoundStarted"]["version"] < s["ActionApplied"]["version"] < s["RoundEnded"]["version"]
+    for team, score in scored["scores"].items():
+        parts = sum(v for k, v in score.items() if k != "total")
+        assert parts == score["total"] == scored["totals"][team]
+    assert s["MatchEnded"]["totals"] == scored["totals"]
+    assert sum(s["LedgerSettled"]["changes"].values()) == 0
+    times = [_samples()[t]["time"] for t in ("TableFormed", "RoundStarted", "RoundEnded")]
+    assert times == sorted(times)
+
+
+# --- where events come from and go to --------------------------------------------------
+
+
+def test_every_event_type_has_an_emitter() -> None:
+    assert set(schemas.EMITTERS) == set(EVENT_TYPES)
+
+
+def test_every_consumed_event_type_exists() -> None:
+    for consumer, detail_types in constants.CONSUMERS.items():
+        assert set(detail_types) <= set(EVENT_TYPES), consumer
+
+
+@pytest.mark.parametrize("service", sorted(set(schemas.EMITTERS.values())))
+def test_the_emitters_agree_with_the_services(service: str) -> None:
+    try:
+        app = importlib.import_module(f"services.{service}.app")
+    except ModuleNotFoundError:
+        pytest.skip(f"the {service} service has no app module yet")
+    source: str = app.SOURCE
+    assert source == f"{constants.EVENT_SOURCE}.{service}"
+
+
+def test_a_schema_names_its_source_and_consumers() -> None:
+    scored = schemas.event_schema("RoundScored")
+    assert scored["x-source"] == "canasta.score"
+    assert scored["x-consumers"] == ["canasta-deal"]
+    assert "canasta-deal" in scored["description"]
+    applied = schemas.event_schema("ActionApplied")
+    assert applied["x-consumers"] == []
+    assert schemas.OBSERVERS in applied["description"]
+
+
+# --- generated files ----------------------------------------------------------------------
+
+
+def test_the_generated_files_are_up_to_date() -> None:
+    stale = schemas.stale()
+    assert stale == [], f"run `{schemas.COMMAND}`; stale: {[str(p) for p in stale]}"
+
+
+def test_the_check_sees_a_changed_a_missing_and_an_orphaned_file(tmp_path: Path) -> None:
+    assert schemas.stale(tmp_path) == sorted(schemas.render())
+    written = schemas.write(tmp_path)
+    assert written == sorted(schemas.render())
+    assert schemas.stale(tmp_path) == []
+    assert schemas.write(tmp_path) == []
+    target = tmp_path / schemas.ASYNCAPI
+    target.write_text(target.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    (tmp_path / schemas.PROTOCOL_MD).unlink()
+    orphan = tmp_path / schemas.SCHEMA_DIR / "Gone.json"
+    orphan.write_text("{}\n", encoding="utf-8")
+    assert schemas.stale(tmp_path) == sorted(
+        [schemas.ASYNCAPI, schemas.PROTOCOL_MD, schemas.SCHEMA_DIR / "Gone.json"]
+    )
+    schemas.write(tmp_path)
+    assert not orphan.exists()
+    assert schemas.stale(tmp_path) == []
+
+
+def test_the_generator_is_deterministic() -> None:
+    assert schemas.render() == schemas.render()
+
+
+# --- the AsyncAPI document ----------------------------------------------------------------
+
+
+def _asyncapi() -> dict[str, Any]:
+    return _load(ROOT / schemas.ASYNCAPI)
+
+
+def _resolve(document: dict[str, Any], ref: str) -> Any:
+    assert ref.startswith("#/"), ref
+    node: Any = document
+    for part in ref[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def test_asyncapi_is_a_3_0_document_with_every_message() -> None:
+    document = _asyncapi()
+    assert document["asyncapi"] == "3.0.0"
+    assert document["info"]["version"] == str(PROTOCOL_VERSION)
+    channel = document["channels"][schemas.CHANNEL]
+    operations = document["operations"]
+    for models, action in ((schemas.CLIENT_MESSAGES, "send"), (schemas.SERVER_MESSAGES, "receive")):
+        assert models
+        for model in models:
+            name = model.__name__
+            assert name in document["components"]["messages"]
+            assert name in document["components"]["schemas"]
+            assert name in channel["messages"]
+            operation = operations[f"{action}{name}"]
+            assert operation["action"] == action
+            assert operation["messages"] == [
+                {"$ref": f"#/channels/{schemas.CHANNEL}/messages/{name}"}
+            ]
+
+
+def test_asyncapi_names_the_client_and_server_messages() -> None:
+    messages = _asyncapi()["components"]["messages"]
+    for name in ("Play", "Sync", "ViewMessage", "ErrorMessage"):
+        assert name in messages
+    for name in ("RoundResultMessage", "MatchResultMessage"):
+        assert name in messages
+
+
+def test_every_asyncapi_reference_resolves() -> None:
+    document = _asyncapi()
+    refs = set(_refs(document))
+    assert "#/components/schemas/PlayerView" in refs
+    for ref in refs:
+        _resolve(document, ref)
+    with pytest.raises(KeyError):
+        _resolve(document, "#/components/schemas/NoSuchModel")
+
+
+def test_asyncapi_says_how_to_connect_and_route() -> None:
+    document = _asyncapi()
+    server = document["servers"][schemas.SERVER]
+    assert server["protocol"] == "wss"
+    assert "{apiId}" in server["host"] and "apiId" in server["variables"]
+    query = document["channels"][schemas.CHANNEL]["bindings"]["ws"]["query"]
+    assert query["required"] == ["token"]
+    assert "$request.body.action" in document["info"]["description"]
+    scheme = document["components"]["securitySchemes"]["token"]
+    assert (scheme["in"], scheme["name"]) == ("query", "token")
+
+
+def test_asyncapi_examples_are_accepted_by_their_models() -> None:
+    document = _asyncapi()
+    for model in (*schemas.CLIENT_MESSAGES, *schemas.SERVER_MESSAGES):
+        examples = document["components"]["messages"][model.__name__]["examples"]
+        assert examples
+        for example in examples:
+            model.model_validate(example["payload"])
+            with pytest.raises(ValidationError):
+                model.model_validate({**example["payload"], "unexpected": 1})
+
+
+def test_asyncapi_schemas_are_json_schemas() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    for schema in _asyncapi()["components"]["schemas"].values():
+        jsonschema.Draft7Validator.check_schema(schema)
+        discriminator = schema.get("discriminator")
+        assert discriminator is None or isinstance(discriminator, str)
+
+
+# --- docs/protocol.md ---------------------------------------------------------------------
+
+
+def test_protocol_md_covers_every_message_and_code() -> None:
+    text = (ROOT / schemas.PROTOCOL_MD).read_text(encoding="utf-8")
+    for model in (*schemas.CLIENT_MESSAGES, *schemas.SERVER_MESSAGES):
+        assert f"### {model.__name__} (`{schemas.tag_of(model)}`)" in text
+    for code in (*ERROR_CODES, *ServiceErrorCode.__args__):
+        assert f"| `{code}` |" in text
+    for phrase in ("?token=", "$request.body.action", "`sync`", "stale_version", "8 KB"):
+        assert phrase in text
+
+
+def test_every_error_code_has_a_meaning() -> None:
+    assert set(schemas.ENGINE_ERRORS) == set(ERROR_CODES)
+    assert set(schemas.SERVICE_ERRORS) == set(ServiceErrorCode.__args__)
+    with pytest.raises(ValueError, match="missing"):
+        schemas._check_codes(schemas.ENGINE_ERRORS, [*ERROR_CODES, "new_code"], "engine error")
