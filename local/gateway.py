@@ -168,7 +168,7 @@ class Gateway:
             )
         )
         if policy["policyDocument"]["Statement"][0]["Effect"] != "Allow":
-            return web.Response(status=401, text="Unauthorized")
+            return web.Response(status=403, text="Forbidden")
         socket = web.WebSocketResponse(heartbeat=30, max_msg_size=128 * 1024)
         await socket.prepare(request)
         connection_id = secrets.token_urlsafe(12)

@@ -63,6 +63,8 @@ class PlayerView(_View):
     went_out: int | None
     round_scores: dict[Team, ScoreView] | None
     legal_actions: list[dict[str, object]]
+    commitment: str | None
+    """DEAL-4: the shuffle's commitment, public from the deal; the seed comes after the round."""
 
 
 def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
@@ -112,4 +114,5 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         went_out=state.went_out,
         round_scores=scores,
         legal_actions=[action_to_wire(a) for a in legal_actions(state, seat)],
+        commitment=state.commitment,
     )

@@ -52,7 +52,7 @@ def verify_token(secret: bytes, token: str, now: float) -> Identity:
     if len(parts) != 3 or parts[0] != TOKEN_VERSION:
         raise InvalidToken("malformed")
     _, payload, signature = parts
-    if not hmac.compare_digest(_sign(secret, payload), signature):
+    if not hmac.compare_digest(_sign(secret, payload).encode(), signature.encode()):
         raise InvalidToken("bad signature")
     try:
         claims = json.loads(_unb64(payload))

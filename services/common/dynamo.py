@@ -28,10 +28,15 @@ def error_code(exc: Exception) -> str:
     return str(response.get("Error", {}).get("Code", ""))
 
 
+def cancellation(exc: Exception, index: int) -> str:
+    """Why a cancelled transaction stopped at item ``index`` ('None' if it did not)."""
+    reasons = (getattr(exc, "response", None) or {}).get("CancellationReasons") or []
+    return str(reasons[index].get("Code", "None")) if index < len(reasons) else "None"
+
+
 def cancelled_on(exc: Exception, index: int) -> bool:
     """Whether a cancelled transaction failed on the condition of item ``index``."""
-    reasons = (getattr(exc, "response", None) or {}).get("CancellationReasons") or []
-    return index < len(reasons) and reasons[index].get("Code") == "ConditionalCheckFailed"
+    return cancellation(exc, index) == "ConditionalCheckFailed"
 
 
 CONDITION_FAILED = "ConditionalCheckFailedException"

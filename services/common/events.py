@@ -24,6 +24,8 @@ class _Detail(BaseModel):
 
 
 class SeatPlayer(_Detail):
+    """Who sits in a seat; bots are seats their host filled, played by the server."""
+
     player_id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=32)
     bot: bool = False
@@ -58,10 +60,12 @@ class ActionApplied(_Detail):
     seat: int = Field(ge=1, le=4)
     action: dict[str, Any]
     auto: bool = False
-    """TABLE-2: the server played it for an absent or timed-out seat."""
+    """The server played it: for an absent or timed-out seat (TABLE-2) or a bot's seat."""
 
 
 class RoundEnded(_Detail):
+    """The last action of a round was applied (OUT-1 going out, or STOCK-1/2); score it."""
+
     table_id: str
     round: int
     version: int
@@ -69,6 +73,8 @@ class RoundEnded(_Detail):
 
 
 class TeamScore(_Detail):
+    """SCORE-1 for one team: the five parts and their sum."""
+
     melded: int
     canastas: int
     bonus_threes: int
@@ -121,6 +127,8 @@ class LedgerSettled(_Detail):
 
 
 class PlayerConnected(_Detail):
+    """A player opened a connection; ``seat`` is set when it took back a seat at a live table."""
+
     player_id: str
     connection_id: str
     table_id: str | None = None
@@ -128,6 +136,8 @@ class PlayerConnected(_Detail):
 
 
 class PlayerDisconnected(_Detail):
+    """A player's current connection closed; their seat, if any, is now absent (TABLE-2)."""
+
     player_id: str
     connection_id: str
     table_id: str | None = None

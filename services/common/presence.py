@@ -73,6 +73,7 @@ class PresenceStore:
         return _player(item)
 
     def player_of(self, connection_id: str) -> str | None:
+        """The player on a live connection (None once it closed)."""
         item = self._db.get_item(
             TableName=self._connections, Key={"connection_id": s(connection_id)}
         ).get("Item")

@@ -69,6 +69,8 @@ class CreateTable(_Message):
 
 
 class JoinTable(_Message):
+    """Take a free seat at a friends table by its invite code."""
+
     action: Literal["join_table"]
     code: str = Field(min_length=4, max_length=12)
 
@@ -118,11 +120,15 @@ ServiceErrorCode = Literal[
 
 
 class SeatInfo(_Message):
+    """A seat's player and whether they are connected (else their turns are auto-played)."""
+
     player: SeatPlayer
     connected: bool
 
 
 class MatchInfo(_Message):
+    """The match around the round: its length, stake, round number and team totals."""
+
     mode: MatchMode
     variant: Literal["twos-meld", "classic"]
     stake: int
@@ -159,6 +165,8 @@ class ErrorMessage(_Message):
 
 
 class RoundResultMessage(_Message):
+    """A round was scored (SCORE-1) and what comes next; reveals the round's seed."""
+
     type: Literal["round_result"] = "round_result"
     table_id: str
     round: int
@@ -171,6 +179,8 @@ class RoundResultMessage(_Message):
 
 
 class MatchResultMessage(_Message):
+    """The match is over: the winning team, the totals and each seat's account change."""
+
     type: Literal["match_result"] = "match_result"
     table_id: str
     winner: Literal["A", "B"]
@@ -191,6 +201,8 @@ class QueuedMessage(_Message):
 
 
 class QueueLeftMessage(_Message):
+    """The player is no longer waiting: they left, their ticket timed out, or they disconnected."""
+
     type: Literal["queue_left"] = "queue_left"
     reason: Literal["left", "timeout", "disconnected"]
 

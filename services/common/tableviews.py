@@ -43,9 +43,9 @@ def view_message(
 def error_message(
     code: str, message: str, table_id: str | None = None, view: ViewMessage | None = None
 ) -> dict[str, Any]:
-    return ErrorMessage(code=code, message=message, table_id=table_id, view=view).model_dump(  # type: ignore[arg-type]
-        mode="json", exclude_none=True
-    )
+    """An error frame; the optional fields are left out when empty (the view keeps its own)."""
+    error = ErrorMessage(code=code, message=message, table_id=table_id, view=view)  # type: ignore[arg-type]
+    return {k: v for k, v in error.model_dump(mode="json").items() if v is not None}
 
 
 class ViewPusher:

@@ -19,6 +19,10 @@ class Telemetry(Protocol):
 
     def warning(self, message: str, **fields: Any) -> None: ...
 
+    def exception(self, message: str, **fields: Any) -> None:
+        """An error with the current exception's traceback."""
+        ...
+
     def count(self, metric: str, value: float = 1, unit: str = "Count") -> None: ...
 
 
@@ -35,6 +39,9 @@ class PowertoolsTelemetry:
 
     def warning(self, message: str, **fields: Any) -> None:
         self._logger.warning(message, extra=fields)
+
+    def exception(self, message: str, **fields: Any) -> None:
+        self._logger.exception(message, extra=fields)
 
     def count(self, metric: str, value: float = 1, unit: str = "Count") -> None:
         self._metrics.add_metric(name=metric, unit=unit, value=value)
@@ -56,6 +63,9 @@ class RecordingTelemetry:
 
     def warning(self, message: str, **fields: Any) -> None:
         self.lines.append(("warning", message, {**self.keys, **fields}))
+
+    def exception(self, message: str, **fields: Any) -> None:
+        self.lines.append(("error", message, {**self.keys, **fields}))
 
     def count(self, metric: str, value: float = 1, unit: str = "Count") -> None:
         self.metrics[metric] = self.metrics.get(metric, 0) + value

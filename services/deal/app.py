@@ -21,6 +21,7 @@ from services.ledger.book import Ledger
 from shared_engine import dealer_of_round, dumps, loads, start_round
 
 SOURCE = f"{constants.EVENT_SOURCE}.deal"
+RETRIES = 3
 
 
 class DealService:
@@ -72,15 +73,36 @@ class DealService:
             self.deal(event.table_id, event.round + 1)
 
     def deal(self, table_id: str, round_number: int) -> None:
-        """Deal ``round_number`` if the table is ready for it; otherwise do nothing."""
+        """Deal ``round_number`` if the table is ready for it; otherwise do nothing.
+
+        A lost race re-reads the table: if another delivery dealt the round,
+        the table has moved on and this one stops; a concurrent presence write
+        just means trying again.
+        """
         self._telemetry.annotate(table_id=table_id, round=round_number)
-        table = self._store.get_table(table_id)
-        if table is None or table.status != "playing" or table.round != round_number - 1:
-            self._telemetry.info("deal skipped", reason="not due")
+        for _ in range(RETRIES):
+            table = self._store.get_table(table_id)
+            if table is None or table.status != "playing" or table.round != round_number - 1:
+                self._telemetry.info("deal skipped", reason="not due")
+                return
+            if table.state is not None and not loads(table.state).round_over:
+                self._telemetry.warning("deal skipped", reason="previous round still running")
+                return
+            try:
+                new = self._deal(table, round_number)
+            except AlreadyDone:
+                self._telemetry.info("deal skipped", reason="already dealt")
+                return
+            except VersionConflict:
+                continue
+            self._telemetry.count("rounds_dealt")
+            if self._timers is not None and new.turn_deadline is not None:
+                self._timers.schedule(table_id, new.turn_started, new.turn_deadline)
+            self._views.push_views(new)
             return
-        if table.state is not None and not loads(table.state).round_over:
-            self._telemetry.warning("deal skipped", reason="previous round still running")
-            return
+        raise VersionConflict()
+
+    def _deal(self, table: TableRecord, round_number: int) -> TableRecord:
         seed = self._entropy.new_seed()
         dealer = dealer_of_round(round_number)
         jokers = tuple(
@@ -106,25 +128,18 @@ class DealService:
             updated_at=now,
         )
         started = RoundStarted(
-            table_id=table_id,
+            table_id=table.table_id,
             round=round_number,
             dealer=dealer,
             commitment=state.commitment,
             version=version,
         )
-        try:
-            self._store.start_round(
-                old=table,
-                new=new,
-                seed=seed,
-                commitment=state.commitment,
-                dealer=dealer,
-                outbox=[Outbound("RoundStarted", started.model_dump(), SOURCE)],
-            )
-        except (AlreadyDone, VersionConflict):
-            self._telemetry.info("deal skipped", reason="already dealt")
-            return
-        self._telemetry.count("rounds_dealt")
-        if self._timers is not None and new.turn_deadline is not None:
-            self._timers.schedule(table_id, new.turn_started, new.turn_deadline)
-        self._views.push_views(new)
+        self._store.start_round(
+            old=table,
+            new=new,
+            seed=seed,
+            commitment=state.commitment,
+            dealer=dealer,
+            outbox=[Outbound("RoundStarted", started.model_dump(), SOURCE)],
+        )
+        return new

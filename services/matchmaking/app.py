@@ -101,6 +101,17 @@ class MatchmakingService:
     # --- WebSocket routes --------------------------------------------------------------
 
     def receive(self, player: tuple[str, str] | None, connection_id: str, body: str | None) -> None:
+        """One WebSocket message; whatever goes wrong, the client hears back."""
+        try:
+            self._receive(player, connection_id, body)
+        except Exception:
+            self._telemetry.count("internal_errors")
+            self._telemetry.exception("message failed")
+            self._refuse(connection_id, "internal", "the server could not handle this message")
+
+    def _receive(
+        self, player: tuple[str, str] | None, connection_id: str, body: str | None
+    ) -> None:
         if player is None:
             self._refuse(connection_id, "not_seated", "this connection has no player")
             return

@@ -79,6 +79,17 @@ class TurnService:
     # --- client messages ----------------------------------------------------------
 
     def receive(self, player: tuple[str, str] | None, connection_id: str, body: str | None) -> None:
+        """One WebSocket message; whatever goes wrong, the client hears back."""
+        try:
+            self._receive(player, connection_id, body)
+        except Exception:
+            self._telemetry.count("internal_errors")
+            self._telemetry.exception("message failed")
+            self._refuse(connection_id, "internal", "the server could not handle this message")
+
+    def _receive(
+        self, player: tuple[str, str] | None, connection_id: str, body: str | None
+    ) -> None:
         """One WebSocket message: checked, parsed with the protocol models, dispatched."""
         if player is None:
             self._refuse(connection_id, "not_seated", "this connection has no player")
@@ -95,11 +106,8 @@ class TurnService:
             message = CLIENT_MESSAGE.validate_json(body)
         except ValidationError as exc:
             first = exc.errors()[0]
-            code = (
-                "unknown_action"
-                if first["type"] in ("union_tag_invalid", "union_tag_not_found")
-                else "malformed"
-            )
+            unknown = first["type"] in ("union_tag_invalid", "union_tag_not_found")
+            code = "unknown_action" if unknown and not first["loc"] else "malformed"
             where = ".".join(str(p) for p in first["loc"]) or "message"
             self._telemetry.count(f"refused_{code}")
             self._refuse(connection_id, code, f"{where}: {first['msg']}")
