@@ -9,14 +9,17 @@ SEED   ?=
 PY := $(VENV)/bin/python
 PYPROJECT_HASH := $(shell (sha256sum pyproject.toml 2>/dev/null || shasum -a 256 pyproject.toml) | cut -c1-12)
 STAMP := $(VENV)/.stamp-$(PYPROJECT_HASH)
+PLAY_STAMP := $(VENV)/.stamp-play-$(PYPROJECT_HASH)
 PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play test lint fmt bench clean distclean
+.PHONY: help install play demo simulate test lint fmt bench clean distclean
 
 help:
-	@echo "make play      play a seeded bot-vs-bot round, move by move (SEED=n to choose the seed)"
+	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
+	@echo "make demo      one seeded bot-vs-bot round, move by move (SEED=...)"
+	@echo "make simulate  bots against bots: win rates and round figures (MATCHES=200 SEED=1)"
 	@echo "make test      lint, type-check, run the tests and the conformance scenarios"
 	@echo "make lint      ruff check + mypy"
 	@echo "make fmt       ruff format + ruff check --fix"
@@ -26,6 +29,7 @@ help:
 
 install: $(STAMP)
 
+# The full toolset (tests, linters, CDK); `play` needs only the local stack.
 $(STAMP):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
 		echo "error: '$(PYTHON)' must be Python 3.11 or newer (set PYTHON=...)" >&2; exit 1; }
@@ -36,12 +40,25 @@ $(STAMP):
 			exit 1; }; \
 	fi
 	$(PY) -m pip install $(PIP_FLAGS) --upgrade pip
-	$(PY) -m pip install $(PIP_FLAGS) -e '.[dev,tests,local]'
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[dev,tests,local,infra]'
 	@rm -f $(VENV)/.stamp-*
 	@touch $@
 
-play: install
+$(PLAY_STAMP):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+		echo "error: '$(PYTHON)' must be Python 3.11 or newer (set PYTHON=...)" >&2; exit 1; }
+	@[ -x "$(PY)" ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install $(PIP_FLAGS) -e '.[local]'
+	@touch $@
+
+play: $(if $(wildcard $(STAMP)),$(STAMP),$(PLAY_STAMP))
+	$(PY) -m local $(if $(PORT),--port $(PORT)) $(if $(TURN_SECONDS),--turn-seconds $(TURN_SECONDS))
+
+demo: $(PLAY_STAMP)
 	$(PY) -m shared_engine.demo $(if $(SEED),--seed $(SEED))
+
+simulate: $(PLAY_STAMP)
+	$(PY) -m shared_engine.simulate --matches $(or $(MATCHES),200) --seed $(or $(SEED),1)
 
 test: install
 	$(PY) -m ruff check .
