@@ -6,6 +6,8 @@ service wires the AWS adapters, tests wire fakes or moto-backed clients.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 import time
@@ -26,14 +28,30 @@ class SystemClock:
 
 
 class Entropy(Protocol):
-    def new_seed(self) -> str: ...
+    def new_seed(self, table_id: str, round_number: int) -> str: ...
 
 
 class SecureEntropy:
     """DEAL-4: production seeds come from the operating system's secure source."""
 
-    def new_seed(self) -> str:
+    def new_seed(self, table_id: str, round_number: int) -> str:
         return secrets.token_hex(32)
+
+
+class DerivedEntropy:
+    """Seeds as HMAC-SHA256(secret, table and round): reproducible where the secret is known.
+
+    For test and rehearsal environments that replay the same matches (fault
+    injection, load runs); a deployment without ``CANASTA_SEED_SECRET`` never
+    uses it.
+    """
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    def new_seed(self, table_id: str, round_number: int) -> str:
+        message = f"{table_id}:{round_number}".encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
 
 class Pusher(Protocol):

@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     token_secret_arn: str | None = None
     token_ttl_seconds: int = 12 * 3600
 
+    seed_secret: SecretStr | None = None
+    """Only for rehearsal environments: derive round seeds from it, so runs replay exactly."""
+
     turn_seconds: int = Field(default=60, ge=5, le=3600)
     """TABLE-2: how long a connected player has for a turn before auto-play."""
     timer_queue_arn: str | None = None

@@ -103,7 +103,7 @@ class DealService:
         raise VersionConflict()
 
     def _deal(self, table: TableRecord, round_number: int) -> TableRecord:
-        seed = self._entropy.new_seed()
+        seed = self._entropy.new_seed(table.table_id, round_number)
         dealer = dealer_of_round(round_number)
         jokers = tuple(
             0 if player.bot else self._ledger.balance(player.player_id).jokers

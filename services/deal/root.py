@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.common.adapters import SecureEntropy, SystemClock
+from services.common.adapters import DerivedEntropy, SecureEntropy, SystemClock
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
@@ -19,7 +19,11 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealSer
         views=wired.views,
         timers=wired.timers,
         clock=SystemClock(),
-        entropy=SecureEntropy(),
+        entropy=(
+            DerivedEntropy(settings.seed_secret.get_secret_value().encode())
+            if settings.seed_secret is not None
+            else SecureEntropy()
+        ),
         telemetry=telemetry,
         ledger=Ledger(clients.dynamodb, settings.ledger_table),
         turn_seconds=settings.turn_seconds,
