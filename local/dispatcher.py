@@ -49,6 +49,25 @@ class LambdaContext:
         return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
 
 
+def websocket_event(
+    connection_id: str, route: str, body: str | None, authorizer: dict[str, Any] | None
+) -> dict[str, Any]:
+    """An API Gateway WebSocket event as a route's function receives it."""
+    return {
+        "requestContext": {
+            "connectionId": connection_id,
+            "routeKey": route,
+            "eventType": "MESSAGE" if body is not None else route.strip("$").upper(),
+            "authorizer": authorizer,
+            "apiId": "local",
+            "stage": "local",
+            "requestTimeEpoch": int(time.time() * 1000),
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
 class Dispatcher:
     def __init__(
         self,

@@ -30,7 +30,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from local.dispatcher import LambdaContext, load
+from local.dispatcher import LambdaContext, load, websocket_event
 from services.common.auth import Identity, issue_token
 
 ROUTES: dict[str, str] = {
@@ -141,19 +141,7 @@ class Gateway:
         return await loop.run_in_executor(self._pool, call)
 
     def _event(self, connection_id: str, route: str, body: str | None) -> dict[str, Any]:
-        return {
-            "requestContext": {
-                "connectionId": connection_id,
-                "routeKey": route,
-                "eventType": "MESSAGE" if body is not None else route.strip("$").upper(),
-                "authorizer": self._authorized.get(connection_id),
-                "apiId": "local",
-                "stage": "local",
-                "requestTimeEpoch": int(time.time() * 1000),
-            },
-            "body": body,
-            "isBase64Encoded": False,
-        }
+        return websocket_event(connection_id, route, body, self._authorized.get(connection_id))
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
         token = request.query.get("token", "")

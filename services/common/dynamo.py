@@ -41,3 +41,14 @@ def cancelled_on(exc: Exception, index: int) -> bool:
 
 CONDITION_FAILED = "ConditionalCheckFailedException"
 TRANSACTION_CANCELLED = "TransactionCanceledException"
+
+
+def query_all(client: DynamoClient, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every item a query matches, following the pages."""
+    items: list[dict[str, Any]] = []
+    while True:
+        page = client.query(**kwargs)
+        items.extend(page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

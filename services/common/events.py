@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared_engine.match import MatchMode
+from shared_engine.view import ScoreView
 
 Team = Literal["A", "B"]
 Variant = Literal["twos-meld", "classic"]
@@ -72,15 +73,8 @@ class RoundEnded(_Detail):
     went_out: int | None
 
 
-class TeamScore(_Detail):
-    """SCORE-1 for one team: the five parts and their sum."""
-
-    melded: int
-    canastas: int
-    bonus_threes: int
-    going_out: int
-    hands: int
-    total: int
+class TeamScore(ScoreView):
+    """SCORE-1 for one team: the five parts and their sum (as the players' views show it)."""
 
 
 class RoundScored(_Detail):

@@ -20,6 +20,7 @@ from services.common.dynamo import (
     cancelled_on,
     error_code,
     n,
+    query_all,
     s,
 )
 from services.common.events import SeatPlayer
@@ -104,19 +105,13 @@ class GameStore:
 
     def history(self, table_id: str) -> list[dict[str, Any]]:
         """Every item of a table, in key order: logs, rounds, scores, the table."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self._name,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": s(constants.table_pk(table_id))},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._db.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(
+            self._db,
+            TableName=self._name,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": s(constants.table_pk(table_id))},
+            ConsistentRead=True,
+        )
 
     # --- writes -----------------------------------------------------------------
 

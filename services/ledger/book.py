@@ -21,6 +21,7 @@ from services.common.dynamo import (
     cancelled_on,
     error_code,
     n,
+    query_all,
     s,
 )
 
@@ -157,19 +158,13 @@ class Ledger:
         )
 
     def entries(self, account: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self._name,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :entry)",
-            "ExpressionAttributeValues": {":pk": s(account_pk(account)), ":entry": s("ENTRY#")},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._db.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(
+            self._db,
+            TableName=self._name,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :entry)",
+            ExpressionAttributeValues={":pk": s(account_pk(account)), ":entry": s("ENTRY#")},
+            ConsistentRead=True,
+        )
 
     def reconcile(self, account: str) -> tuple[Balance, Balance]:
         """(the stored balance, the sum of the entries): they must be equal."""

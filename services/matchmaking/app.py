@@ -16,7 +16,7 @@ import secrets
 import uuid
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, Pusher
@@ -42,6 +42,7 @@ from services.common.protocol import (
     QueueLeftMessage,
 )
 from services.common.records import TableRecord
+from services.common.routing import Refusal, guarded, read_message
 from services.common.store import GameStore, Outbound
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
@@ -101,35 +102,27 @@ class MatchmakingService:
     # --- WebSocket routes --------------------------------------------------------------
 
     def receive(self, player: tuple[str, str] | None, connection_id: str, body: str | None) -> None:
-        """One WebSocket message; whatever goes wrong, the client hears back."""
-        try:
-            self._receive(player, connection_id, body)
-        except Exception:
-            self._telemetry.count("internal_errors")
-            self._telemetry.exception("message failed")
-            self._refuse(connection_id, "internal", "the server could not handle this message")
+        """One WebSocket message: checked, parsed, dispatched; the client always hears back."""
 
-    def _receive(
-        self, player: tuple[str, str] | None, connection_id: str, body: str | None
+        def refuse(refusal: Refusal) -> None:
+            self._refuse(connection_id, refusal.code, refusal.message)
+
+        def handle() -> None:
+            incoming = read_message(LOBBY_MESSAGE, player, body, self._max_bytes)
+            if isinstance(incoming, Refusal):
+                refuse(incoming)
+            else:
+                self._dispatch(incoming.player_id, incoming.name, connection_id, incoming.message)
+
+        guarded(self._telemetry, refuse, handle)
+
+    def _dispatch(
+        self,
+        player_id: str,
+        name: str,
+        connection_id: str,
+        message: Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
     ) -> None:
-        if player is None:
-            self._refuse(connection_id, "not_seated", "this connection has no player")
-            return
-        if body is None or len(body.encode()) > self._max_bytes:
-            self._refuse(
-                connection_id,
-                "message_too_large",
-                f"messages are limited to {self._max_bytes} bytes",
-            )
-            return
-        try:
-            message = LOBBY_MESSAGE.validate_json(body)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "message"
-            self._refuse(connection_id, "malformed", f"{where}: {first['msg']}")
-            return
-        player_id, name = player
         self._telemetry.annotate(player_id=player_id, action=message.action)
         if isinstance(message, Queue):
             self.queue(player_id, name, connection_id, message)
@@ -164,14 +157,7 @@ class MatchmakingService:
             ticket=uuid.uuid4().hex,
             expires_at=now + self._queue_seconds,
         )
-        try:
-            self._store.transact(self._store.enqueue_items(entry, ENTRY_TTL))
-        except Exception as exc:
-            if error_code(exc) != TRANSACTION_CANCELLED:
-                raise
-            self._refuse(
-                connection_id, "already_playing", "you are already queued, in a lobby or at a table"
-            )
+        if not self._claim(self._store.enqueue_items(entry, ENTRY_TTL), 0, connection_id):
             return
         self._telemetry.count("tickets_opened")
         self._pusher.send(
@@ -199,12 +185,8 @@ class MatchmakingService:
     def leave(self, player_id: str, connection_id: str | None, reason: str = "left") -> None:
         player = self._store.player(player_id)
         if "queue_key" in player:
-            entry = self._entry_of(player)
-            try:
-                self._store.transact(self._store.dequeue_items(entry))
-            except Exception as exc:
-                if error_code(exc) != TRANSACTION_CANCELLED:
-                    raise
+            if not self._dequeue(self._entry_of(player)):
+                return
             self._telemetry.count("tickets_left")
             if connection_id:
                 self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
@@ -234,20 +216,14 @@ class MatchmakingService:
             lobby = Lobby(
                 code, player_id, message.mode, message.variant, "forming", {1: host}, None
             )
-            try:
-                self._store.transact(
-                    self._store.create_lobby_items(lobby, host, int(self._clock.now()) + ENTRY_TTL)
-                )
-            except Exception as exc:
-                if error_code(exc) != TRANSACTION_CANCELLED:
-                    raise
-                if cancelled_on(exc, 1):
-                    self._refuse(
-                        connection_id,
-                        "already_playing",
-                        "you are already queued, in a lobby or at a table",
-                    )
-                    return
+            claimed = self._claim(
+                self._store.create_lobby_items(lobby, host, int(self._clock.now()) + ENTRY_TTL),
+                1,
+                connection_id,
+            )
+            if claimed is None:
+                return
+            if not claimed:
                 continue
             self._telemetry.count("lobbies_opened")
             self._show_lobby(code, [player_id])
@@ -268,23 +244,14 @@ class MatchmakingService:
             if not free:
                 self._refuse(connection_id, "table_full", "this table is full")
                 return
-            try:
-                self._store.transact(
-                    [
-                        self._store.take_seat_item(code, free[0], me),
-                        self._store.player_to_lobby_item(player_id, name, code),
-                    ]
-                )
-            except Exception as exc:
-                if error_code(exc) != TRANSACTION_CANCELLED:
-                    raise
-                if cancelled_on(exc, 1):
-                    self._refuse(
-                        connection_id,
-                        "already_playing",
-                        "you are already queued, in a lobby or at a table",
-                    )
-                    return
+            items = [
+                self._store.take_seat_item(code, free[0], me),
+                self._store.player_to_lobby_item(player_id, name, code),
+            ]
+            claimed = self._claim(items, 1, connection_id)
+            if claimed is None:
+                return
+            if not claimed:
                 continue
             seats = {**lobby.seats, free[0]: me}
             if len(seats) == 4:
@@ -405,12 +372,18 @@ class MatchmakingService:
             if entry.player_id in short:
                 self._expire(entry, "insufficient_balance")
 
-    def _expire(self, entry: Entry, reason: str) -> bool:
+    def _dequeue(self, entry: Entry) -> bool:
+        """Take the ticket's player out of the queue; False if a table took them first."""
         try:
             self._store.transact(self._store.dequeue_items(entry))
         except Exception as exc:
             if error_code(exc) != TRANSACTION_CANCELLED:
                 raise
+            return False
+        return True
+
+    def _expire(self, entry: Entry, reason: str) -> bool:
+        if not self._dequeue(entry):
             return False
         connection = self._store.player(entry.player_id).get("connection_id", {}).get("S")
         if connection:
@@ -462,6 +435,27 @@ class MatchmakingService:
             self.leave(event.player_id, None, reason="disconnected")
 
     # --- answers ----------------------------------------------------------------------------
+
+    def _claim(
+        self, items: list[dict[str, Any]], player_item: int, connection_id: str
+    ) -> bool | None:
+        """Run a transaction that puts a player somewhere: True if it did, None if the
+        player is busy elsewhere (answered ``already_playing``), False if another item
+        lost a race (read again and retry)."""
+        try:
+            self._store.transact(items)
+        except Exception as exc:
+            if error_code(exc) != TRANSACTION_CANCELLED:
+                raise
+            if cancelled_on(exc, player_item):
+                self._refuse(
+                    connection_id,
+                    "already_playing",
+                    "you are already queued, in a lobby or at a table",
+                )
+                return None
+            return False
+        return True
 
     def _entry_of(self, player: dict[str, Any]) -> Entry:
         return Entry(

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, TurnTimers
@@ -27,6 +27,7 @@ from services.common.events import (
 from services.common.presence import PresenceStore
 from services.common.protocol import Play, Sync, TurnMessage
 from services.common.records import TableRecord
+from services.common.routing import Refusal, guarded, read_message
 from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
 from services.common.tableviews import ViewPusher, error_message, view_message
 from services.common.telemetry import Telemetry
@@ -79,43 +80,22 @@ class TurnService:
     # --- client messages ----------------------------------------------------------
 
     def receive(self, player: tuple[str, str] | None, connection_id: str, body: str | None) -> None:
-        """One WebSocket message; whatever goes wrong, the client hears back."""
-        try:
-            self._receive(player, connection_id, body)
-        except Exception:
-            self._telemetry.count("internal_errors")
-            self._telemetry.exception("message failed")
-            self._refuse(connection_id, "internal", "the server could not handle this message")
+        """One WebSocket message: checked, parsed, dispatched; the client always hears back."""
 
-    def _receive(
-        self, player: tuple[str, str] | None, connection_id: str, body: str | None
-    ) -> None:
-        """One WebSocket message: checked, parsed with the protocol models, dispatched."""
-        if player is None:
-            self._refuse(connection_id, "not_seated", "this connection has no player")
-            return
-        if body is None or len(body.encode()) > self._max_bytes:
-            self._telemetry.count("refused_message_too_large")
-            self._refuse(
-                connection_id,
-                "message_too_large",
-                f"messages are limited to {self._max_bytes} bytes",
-            )
-            return
-        try:
-            message = CLIENT_MESSAGE.validate_json(body)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            unknown = first["type"] in ("union_tag_invalid", "union_tag_not_found")
-            code = "unknown_action" if unknown and not first["loc"] else "malformed"
-            where = ".".join(str(p) for p in first["loc"]) or "message"
-            self._telemetry.count(f"refused_{code}")
-            self._refuse(connection_id, code, f"{where}: {first['msg']}")
-            return
-        if isinstance(message, Play):
-            self.play(player[0], connection_id, message)
-        else:
-            self.sync(player[0], connection_id)
+        def refuse(refusal: Refusal) -> None:
+            self._telemetry.count(f"refused_{refusal.code}")
+            self._refuse(connection_id, refusal.code, refusal.message)
+
+        def handle() -> None:
+            incoming = read_message(CLIENT_MESSAGE, player, body, self._max_bytes)
+            if isinstance(incoming, Refusal):
+                refuse(incoming)
+            elif isinstance(incoming.message, Play):
+                self.play(incoming.player_id, connection_id, incoming.message)
+            else:
+                self.sync(incoming.player_id, connection_id)
+
+        guarded(self._telemetry, refuse, handle)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not."""

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from local.aws import LocalAws
-from local.dispatcher import LambdaContext, load
+from local.dispatcher import LambdaContext, load, websocket_event
 from local.gateway import ROUTES
 from services.common.auth import Identity, issue_token
 from services.common.events import SeatPlayer, TableFormed
@@ -106,18 +106,7 @@ class Harness:
         self.inbox.open.discard(connection_id)
 
     def _event(self, connection_id: str, route: str, body: str | None) -> dict[str, Any]:
-        return {
-            "requestContext": {
-                "connectionId": connection_id,
-                "routeKey": route,
-                "eventType": "MESSAGE" if body is not None else route.strip("$").upper(),
-                "authorizer": self.authorized.get(connection_id),
-                "apiId": "abc123",
-                "stage": "local",
-            },
-            "body": body,
-            "isBase64Encoded": False,
-        }
+        return websocket_event(connection_id, route, body, self.authorized.get(connection_id))
 
     def send(self, connection_id: str, message: dict[str, Any] | str) -> dict[str, Any]:
         """One WebSocket message, routed on ``action`` as API Gateway routes it
