@@ -1,0 +1,1 @@
+"""Property-based tests of the rules engine (hypothesis), over seeded random rounds."""
