@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test lint fmt bench clean distclean
+.PHONY: help install play demo simulate test lint fmt bench synth clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -24,6 +24,7 @@ help:
 	@echo "make lint      ruff check + mypy"
 	@echo "make fmt       ruff format + ruff check --fix"
 	@echo "make bench     engine benchmarks"
+	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
 	@echo "make install   create $(VENV) and install the project with dev and test tools"
 	@echo "make clean     remove caches and build output (distclean also removes $(VENV))"
 
@@ -82,6 +83,12 @@ fmt: install
 
 bench: install
 	$(PY) -m benchmarks.engine
+
+# The CDK app (infra/README.md): needs node; CONTEXT passes -c key=value as the cdk CLI does.
+CONTEXT ?=
+
+synth: install
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(PY) -m infra.app $(CONTEXT)
 
 clean:
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis cdk.out artifacts

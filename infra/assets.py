@@ -1,0 +1,134 @@
+"""The Lambda code and dependency layer, built as plain directories at synth time (no Docker).
+
+- Code: ``shared_engine/`` and ``services/`` copied into ``<build>/code`` (caches left out).
+  Every function shares this one asset; only the handler differs.
+- Layer: the runtime dependencies (pydantic, pydantic-settings, Powertools)
+  installed by pip for the Lambda platform (``manylinux2014_aarch64``, CPython of
+  the runtime's version) into ``<build>/layer/python``, only when bundling
+  (``-c bundle=true``). Without it the layer is a placeholder: synth stays fast
+  and offline (tests, ``cdk synth``, ``cdk diff``), and such a stack must not be
+  deployed. boto3 is not bundled: the Lambda runtime provides it.
+
+The versions installed are those of the environment that synthesizes, so the
+layer carries what the tests ran with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_BUILD_DIR = REPO / "build" / "infra"
+SOURCE_PACKAGES = ("shared_engine", "services")
+LAYER_PACKAGES = ("pydantic", "pydantic-settings", "aws-lambda-powertools")
+TRACING_PACKAGES = ("aws-xray-sdk", "wrapt")
+"""Powertools' Tracer needs the X-Ray SDK; installed without its dependencies, since they
+would bring a second botocore that shadows the runtime's."""
+PLATFORM = "manylinux2014_aarch64"
+PLACEHOLDER = "PLACEHOLDER.txt"
+
+
+@dataclass(frozen=True)
+class Assets:
+    code: Path
+    layer: Path
+    bundled: bool
+
+
+def pinned(packages: tuple[str, ...]) -> list[str]:
+    """``name==version`` for each package as installed here, or the bare name if it is not."""
+    requirements = []
+    for name in packages:
+        try:
+            requirements.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            requirements.append(name)
+    return requirements
+
+
+def pip_commands(target: Path, python_version: str, tracing: bool) -> list[list[str]]:
+    """The pip invocations that fill the layer directory (one more for the tracer)."""
+    base = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--quiet",
+        "--platform",
+        PLATFORM,
+        "--implementation",
+        "cp",
+        "--python-version",
+        python_version,
+        "--only-binary=:all:",
+        "--no-compile",
+        "--target",
+        str(target),
+    ]
+    commands = [[*base, *pinned(LAYER_PACKAGES)]]
+    if tracing:
+        commands.append([*base, "--no-deps", *pinned(TRACING_PACKAGES)])
+    return commands
+
+
+def build_code(build_dir: Path) -> Path:
+    """Copy the source packages (without caches) into a fresh directory."""
+    code = build_dir / "code"
+    if code.exists():
+        shutil.rmtree(code)
+    code.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
+    for package in SOURCE_PACKAGES:
+        shutil.copytree(REPO / package, code / package, ignore=ignore)
+    return code
+
+
+def build_layer(build_dir: Path, python_version: str, *, bundle: bool, tracing: bool) -> Path:
+    """The layer directory: pip-installed dependencies, or a placeholder when not bundling.
+
+    A bundled layer is reused while its requirements are unchanged (a stamp file
+    beside it records them), so repeated synths do not reinstall.
+    """
+    if not bundle:
+        layer = build_dir / "layer-placeholder"
+        (layer / "python").mkdir(parents=True, exist_ok=True)
+        (layer / "python" / PLACEHOLDER).write_text(
+            "Placeholder layer: synthesize with -c bundle=true to deploy.\n", encoding="utf-8"
+        )
+        return layer
+    layer = build_dir / f"layer-py{python_version}"
+    target = layer / "python"
+    commands = pip_commands(target, python_version, tracing)
+    stamp = build_dir / f"layer-py{python_version}.requirements"
+    wanted = hashlib.sha256(json.dumps([c[3:] for c in commands]).encode()).hexdigest()
+    if stamp.exists() and stamp.read_text(encoding="utf-8") == wanted and target.exists():
+        return layer
+    if layer.exists():
+        shutil.rmtree(layer)
+    target.mkdir(parents=True)
+    for command in commands:
+        subprocess.run(command, check=True)
+    # Console scripts and caches are of no use in a layer.
+    shutil.rmtree(target / "bin", ignore_errors=True)
+    for cache in target.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+    stamp.write_text(wanted, encoding="utf-8")
+    return layer
+
+
+def build_assets(build_dir: Path, python_version: str, *, bundle: bool, tracing: bool) -> Assets:
+    build_dir.mkdir(parents=True, exist_ok=True)
+    return Assets(
+        code=build_code(build_dir),
+        layer=build_layer(build_dir, python_version, bundle=bundle, tracing=tracing),
+        bundled=bundle,
+    )

@@ -1,0 +1,156 @@
+"""The stack's configuration, read from CDK context (``cdk.json`` or ``-c key=value``).
+
+Every key is optional; infra/README.md lists them with their defaults. Values
+given on the command line arrive as strings (``-c turnSeconds=45``), values in
+``cdk.json`` as JSON, so each is parsed here and checked before anything is built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+# The retention periods CloudWatch Logs accepts, in days.
+LOG_RETENTION_DAYS = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
+STAGE_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+PRODUCTION = "prod"
+
+
+class ConfigError(ValueError):
+    """A context value is missing its form or out of range."""
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"context {key!r} must be true or false, not {value!r}")
+
+
+def _int(key: str, value: Any, low: int, high: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"context {key!r} must be a whole number, not {value!r}") from None
+    if isinstance(value, bool) or not low <= number <= high:
+        raise ConfigError(f"context {key!r} must be between {low} and {high}, not {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class Config:
+    """What may differ between two deployments of the same code."""
+
+    stage: str = "dev"
+    """Prefixes every physical name (``dev-canasta-games``) and names the API stage."""
+    turn_seconds: int = 60
+    log_retention_days: int = 30
+    throttle_rate: int = 100
+    """Steady-state WebSocket messages per second across the stage."""
+    throttle_burst: int = 200
+    deletion_protection: bool | None = None
+    """None: on for the production stage, off for every other."""
+    archive_retention_days: int = 30
+    """0 keeps archived events indefinitely."""
+    tracing: bool = False
+    turn_p99_alarm_ms: int = 1000
+    bundle: bool = False
+    """Build the dependency layer with pip (needed to deploy); off: a placeholder layer."""
+    api_gateway_logs_role: bool = True
+    """Set the account's API Gateway CloudWatch Logs role (needed for WebSocket access logs)."""
+    reserved_concurrency: bool = True
+
+    def __post_init__(self) -> None:
+        if not STAGE_NAME.match(self.stage):
+            raise ConfigError(
+                f"context 'stage' must be 1-12 lowercase letters or digits, not {self.stage!r}"
+            )
+        if self.log_retention_days not in LOG_RETENTION_DAYS:
+            raise ConfigError(
+                f"context 'logRetentionDays' must be one of {LOG_RETENTION_DAYS}, "
+                f"not {self.log_retention_days}"
+            )
+        # The same bounds as the turn service's own setting (Settings.turn_seconds).
+        _int("turnSeconds", self.turn_seconds, 5, 3600)
+        _int("throttleRate", self.throttle_rate, 1, 10_000)
+        _int("throttleBurst", self.throttle_burst, 1, 5_000)
+        _int("archiveRetentionDays", self.archive_retention_days, 0, 3650)
+        _int("turnP99AlarmMs", self.turn_p99_alarm_ms, 10, 29_000)
+
+    @property
+    def production(self) -> bool:
+        return self.stage == PRODUCTION
+
+    @property
+    def protect_tables(self) -> bool:
+        """Deletion protection: as configured, else on for production only."""
+        return self.production if self.deletion_protection is None else self.deletion_protection
+
+    @property
+    def retain_data(self) -> bool:
+        """Production keeps its tables, secret and logs when the stack is deleted."""
+        return self.production
+
+    def name(self, base: str) -> str:
+        """The physical name of a resource in this stage: ``dev-canasta-games``."""
+        return f"{self.stage}-{base}"
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any]) -> Config:
+        """Read every key with ``get`` (``node.try_get_context``); absent keys keep defaults."""
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            key = CONTEXT_KEYS[field.name]
+            raw = get(key)
+            if raw is None:
+                continue
+            if field.name == "stage":
+                values[field.name] = str(raw)
+            elif field.type in ("bool", "bool | None"):
+                values[field.name] = _bool(key, raw)
+            else:
+                values[field.name] = _int(key, raw, 0, 1_000_000)
+        return cls(**values)
+
+
+CONTEXT_KEYS = {
+    "stage": "stage",
+    "turn_seconds": "turnSeconds",
+    "log_retention_days": "logRetentionDays",
+    "throttle_rate": "throttleRate",
+    "throttle_burst": "throttleBurst",
+    "deletion_protection": "deletionProtection",
+    "archive_retention_days": "archiveRetentionDays",
+    "tracing": "tracing",
+    "turn_p99_alarm_ms": "turnP99AlarmMs",
+    "bundle": "bundle",
+    "api_gateway_logs_role": "apiGatewayLogsRole",
+    "reserved_concurrency": "reservedConcurrency",
+}
+"""Config field → CDK context key (the names documented in infra/README.md)."""

@@ -1,0 +1,820 @@
+"""The whole backend in one stack: tables, bus, queues, timers, WebSocket API, functions, alarms.
+
+Names and keys come from ``services.common.constants`` (the module the local
+stack builds from too) and every function from ``infra.functions.FUNCTIONS``.
+Each physical name is prefixed with the stage (``dev-canasta-games``), so
+several stages can live in one account.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import (
+    ArnFormat,
+    CfnOutput,
+    Duration,
+    RemovalPolicy,
+    Stack,
+)
+from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.assets import PLACEHOLDER, Assets
+from infra.config import Config
+from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
+from infra.nag import acknowledge
+from services.common import constants
+from services.common.constants import TableSpec
+
+RUNTIME = getattr(lambda_.Runtime, "PYTHON_3_13", None) or lambda_.Runtime.PYTHON_3_12
+PYTHON_VERSION = RUNTIME.name.removeprefix("python")
+ARCHITECTURE = lambda_.Architecture.ARM_64
+METRICS_NAMESPACE = "Canasta"
+TOKEN_QUERY = "route.request.querystring.token"
+ROUTE_SELECTION = "$request.body.action"
+MAX_RECEIVE_COUNT = 5
+BATCH_SIZE = 10
+STREAM_RETRY_ATTEMPTS = 10
+EVENT_DELIVERY_RETRIES = 185
+"""EventBridge's most retries of a delivery to a queue (within 24 h), then the dead letters."""
+CONSUMER_VISIBILITY_FACTOR = 6
+"""A queue's visibility timeout is this many times its consumer's timeout (AWS's advice)."""
+
+RETENTION = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1096: logs.RetentionDays.THREE_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    2192: logs.RetentionDays.SIX_YEARS,
+    2557: logs.RetentionDays.SEVEN_YEARS,
+    2922: logs.RetentionDays.EIGHT_YEARS,
+    3288: logs.RetentionDays.NINE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}
+
+ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTime",
+    "eventType": "$context.eventType",
+    "routeKey": "$context.routeKey",
+    "connectionId": "$context.connectionId",
+    "status": "$context.status",
+    "sourceIp": "$context.identity.sourceIp",
+    "playerId": "$context.authorizer.player_id",
+    "authorizerError": "$context.authorizer.error",
+    "integrationError": "$context.integrationErrorMessage",
+    "error": "$context.error.message",
+}
+"""One JSON line per connect, message and disconnect (the token itself is never logged)."""
+
+DASHBOARD_METRICS = (
+    ("turn", "actions_applied"),
+    ("turn", "auto_played_turns"),
+    ("turn", "refused_stale_version"),
+    ("deal", "rounds_dealt"),
+    ("score", "rounds_scored"),
+    ("score", "matches_ended"),
+    ("connect", "tokens_refused"),
+    ("relay", "events_published"),
+)
+"""(service, metric) of the custom metrics on the dashboard (namespace ``Canasta``)."""
+
+
+def _latest_python() -> lambda_.Runtime:
+    """The newest Python runtime this aws-cdk-lib knows (what cdk-nag's L1 compares with)."""
+    pythons = [r for r in lambda_.Runtime.ALL if r.name.startswith("python3.")]
+    return max(pythons, key=lambda r: int(r.name.removeprefix("python3.")))
+
+
+def pascal(name: str) -> str:
+    """``turn-events`` → ``TurnEvents``: construct ids and output names."""
+    return "".join(part.capitalize() for part in name.replace("_", "-").split("-") if part)
+
+
+def short_name(spec: TableSpec) -> str:
+    """``canasta-games`` → ``games``."""
+    return spec.name.removeprefix(f"{constants.EVENT_SOURCE}-")
+
+
+def table_variable(spec: TableSpec) -> str:
+    """The settings variable that names a table: ``CANASTA_GAMES_TABLE``."""
+    return f"CANASTA_{short_name(spec).replace('-', '_').upper()}_TABLE"
+
+
+def function_name(config: Config, key: str) -> str:
+    return config.name(f"canasta-{key}")
+
+
+class CanastaStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: Config,
+        assets: Assets,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            description=f"Team Canasta game backend ({config.stage})",
+            **kwargs,
+        )
+        self.config = config
+        self._removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
+        self.tables = {spec: self._table(spec) for spec in constants.TABLES}
+        self.bus = self._event_bus()
+        self.queues: dict[str, sqs.Queue] = {}
+        self.dead_letter_queues: dict[str, sqs.Queue] = {}
+        self._consumer_queues()
+        self._timers()
+        self.token_secret = self._token_secret()
+        self._websocket_api()
+        code = lambda_.Code.from_asset(str(assets.code))
+        self.layer = self._layer(assets)
+        self.functions = {key: self._function(key, spec, code) for key, spec in FUNCTIONS.items()}
+        self._routes()
+        self._alarms()
+        self._dashboard()
+        self._outputs()
+
+    # --- data -----------------------------------------------------------------------
+
+    def _table(self, spec: TableSpec) -> dynamodb.Table:
+        def key(name: str | None) -> dynamodb.Attribute | None:
+            return (
+                dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING) if name else None
+            )
+
+        table = dynamodb.Table(
+            self,
+            f"{pascal(short_name(spec))}Table",
+            table_name=self.config.name(spec.name),
+            partition_key=key(spec.partition_key),
+            sort_key=key(spec.sort_key),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            time_to_live_attribute=spec.ttl_attribute,
+            stream=dynamodb.StreamViewType.NEW_IMAGE if spec.stream else None,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            deletion_protection=self.config.protect_tables,
+            removal_policy=self._removal,
+        )
+        for index in spec.indexes:
+            table.add_global_secondary_index(
+                index_name=index.name,
+                partition_key=key(index.partition_key),
+                sort_key=key(index.sort_key),
+                projection_type=dynamodb.ProjectionType.ALL,
+            )
+        return table
+
+    def _token_secret(self) -> secretsmanager.Secret:
+        secret = secretsmanager.Secret(
+            self,
+            "TokenSecret",
+            secret_name=self.config.name("canasta-token-key"),
+            description="The key that signs player tokens (HMAC-SHA256)",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True
+            ),
+            removal_policy=self._removal,
+        )
+        acknowledge(
+            secret,
+            "AwsSolutions-SMG4",
+            "The signing key has no rotation Lambda: tokens are checked against one key, so "
+            "an automatic rotation would sign every player out at once. Rotate it by hand "
+            "(infra/README.md) until tokens carry a key id.",
+        )
+        return secret
+
+    # --- events and queues ------------------------------------------------------------
+
+    def _event_bus(self) -> events.EventBus:
+        bus = events.EventBus(
+            self, "EventBus", event_bus_name=self.config.name(constants.EVENT_BUS)
+        )
+        retention = self.config.archive_retention_days
+        bus.archive(
+            "Archive",
+            archive_name=self.config.name("canasta-archive"),
+            description="Every game event, for replay",
+            event_pattern=events.EventPattern(source=events.Match.prefix(constants.EVENT_SOURCE)),
+            retention=Duration.days(retention) if retention else None,
+        )
+        return bus
+
+    def _queue(self, key: str, name: str, consumer_timeout: int) -> sqs.Queue:
+        """A queue and its dead-letter queue (after ``MAX_RECEIVE_COUNT`` receives)."""
+        dead = sqs.Queue(
+            self,
+            f"{pascal(key)}DeadLetterQueue",
+            queue_name=self.config.name(f"{name}-dlq"),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        queue = sqs.Queue(
+            self,
+            f"{pascal(key)}Queue",
+            queue_name=self.config.name(name),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            visibility_timeout=Duration.seconds(consumer_timeout * CONSUMER_VISIBILITY_FACTOR),
+            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=MAX_RECEIVE_COUNT, queue=dead),
+        )
+        self.queues[key] = queue
+        self.dead_letter_queues[key] = dead
+        return queue
+
+    def _consumer_timeout(self, queue_key: str) -> int:
+        timeouts = [s.timeout_seconds for s in FUNCTIONS.values() if s.queue == queue_key]
+        return max(timeouts, default=30)
+
+    def _consumer_queues(self) -> None:
+        """One queue per consumer, fed by one rule on its detail-types (as the local stack)."""
+        for consumer, detail_types in constants.CONSUMERS.items():
+            queue = self._queue(
+                consumer, constants.queue_name(consumer), self._consumer_timeout(consumer)
+            )
+            events.Rule(
+                self,
+                f"{pascal(consumer)}Rule",
+                rule_name=self.config.name(f"canasta-to-{consumer}"),
+                description=f"{', '.join(detail_types)} to the {consumer} queue",
+                event_bus=self.bus,
+                event_pattern=events.EventPattern(detail_type=list(detail_types)),
+                targets=[
+                    targets.SqsQueue(
+                        queue,
+                        # Events EventBridge cannot deliver land with the consumer's failures.
+                        dead_letter_queue=self.dead_letter_queues[consumer],
+                        retry_attempts=EVENT_DELIVERY_RETRIES,
+                        max_event_age=Duration.hours(24),
+                    )
+                ],
+            )
+
+    def _timers(self) -> None:
+        """Turn timers: one-time schedules in a group that send to the timer queue."""
+        self.timer_queue = self._queue(
+            TIMERS, constants.TIMER_QUEUE, self._consumer_timeout(TIMERS)
+        )
+        self.schedule_group = scheduler.ScheduleGroup(
+            self,
+            "TurnTimerGroup",
+            schedule_group_name=self.config.name(constants.SCHEDULE_GROUP),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.scheduler_role = iam.Role(
+            self,
+            "SchedulerRole",
+            description="Assumed by EventBridge Scheduler to deliver turn timers",
+            assumed_by=iam.ServicePrincipal(
+                "scheduler.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": self.account},
+                    "ArnEquals": {"aws:SourceArn": self.schedule_group.schedule_group_arn},
+                },
+            ),
+        )
+        self.scheduler_role.add_to_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.timer_queue.queue_arn])
+        )
+
+    # --- WebSocket API ---------------------------------------------------------------
+
+    def _websocket_api(self) -> None:
+        config = self.config
+        self.api = apigwv2.WebSocketApi(
+            self,
+            "WebSocketApi",
+            api_name=config.name("canasta"),
+            description="Team Canasta: players connect with a token and play by messages",
+            route_selection_expression=ROUTE_SELECTION,
+        )
+        self.access_logs = logs.LogGroup(
+            self,
+            "WebSocketAccessLogs",
+            retention=RETENTION[config.log_retention_days],
+            removal_policy=self._removal,
+        )
+        self.stage = apigwv2.WebSocketStage(
+            self,
+            "WebSocketStage",
+            web_socket_api=self.api,
+            stage_name=config.stage,
+            auto_deploy=True,
+            throttle=apigwv2.ThrottleSettings(
+                rate_limit=config.throttle_rate, burst_limit=config.throttle_burst
+            ),
+            access_log_settings=_AccessLogSettings(
+                apigwv2.LogGroupLogDestination(self.access_logs),
+                apigateway.AccessLogFormat.custom(
+                    json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":"))
+                ),
+            ),
+        )
+        if config.api_gateway_logs_role:
+            self._api_gateway_logs_role()
+        self.connections_arn = self.format_arn(
+            service="execute-api",
+            resource=self.api.api_id,
+            resource_name=f"{config.stage}/POST/@connections/*",
+            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+        )
+
+    def _api_gateway_logs_role(self) -> None:
+        """WebSocket access logs need the account's API Gateway CloudWatch Logs role.
+
+        It is a setting of the account and region, shared by every API there; the
+        role is kept when the stack is deleted so that another stage's logs go on.
+        """
+        role = iam.Role(
+            self,
+            "ApiGatewayLogsRole",
+            description="API Gateway account setting: writes API logs to CloudWatch Logs",
+            assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name(
+                    "service-role/AmazonAPIGatewayPushToCloudWatchLogs"
+                )
+            ],
+        )
+        role.apply_removal_policy(RemovalPolicy.RETAIN)
+        account = apigateway.CfnAccount(
+            self, "ApiGatewayAccount", cloud_watch_role_arn=role.role_arn
+        )
+        account.apply_removal_policy(RemovalPolicy.RETAIN)
+        self.stage.node.add_dependency(account)
+        acknowledge(
+            role,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+            "AmazonAPIGatewayPushToCloudWatchLogs]",
+            "The account-level API Gateway logging role uses the AWS managed policy made for "
+            "it: API Gateway names its own log groups (execution logs), so the role cannot be "
+            "narrowed to ours; only apigateway.amazonaws.com can assume it.",
+        )
+
+    def _routes(self) -> None:
+        (authorizer_key,) = [k for k, s in FUNCTIONS.items() if s.authorizer]
+        authorizer = authorizers.WebSocketLambdaAuthorizer(
+            "TokenAuthorizer",
+            self.functions[authorizer_key],
+            identity_source=[TOKEN_QUERY],
+        )
+        for key, spec in FUNCTIONS.items():
+            for route in spec.routes:
+                self.api.add_route(
+                    route,
+                    integration=integrations.WebSocketLambdaIntegration(
+                        f"{pascal(route.lstrip('$'))}Integration", self.functions[key]
+                    ),
+                    authorizer=authorizer if route == "$connect" else None,
+                )
+        acknowledge(
+            self.api,
+            "AwsSolutions-APIG4",
+            "A WebSocket API authorizes once, on $connect (the token authorizer); every later "
+            "route runs on that connection, whose identity comes from the authorizer's context, "
+            "never from the message. $disconnect cannot have an authorizer.",
+        )
+
+    # --- functions -------------------------------------------------------------------
+
+    def _layer(self, assets: Assets) -> lambda_.LayerVersion:
+        if not assets.bundled:
+            cdk.Annotations.of(self).add_warning_v2(
+                "canasta:placeholder-layer",
+                f"The dependency layer is a placeholder ({PLACEHOLDER}): "
+                "synthesize with -c bundle=true before deploying.",
+            )
+        return lambda_.LayerVersion(
+            self,
+            "Dependencies",
+            code=lambda_.Code.from_asset(str(assets.layer)),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            description="pydantic, pydantic-settings, aws-lambda-powertools",
+        )
+
+    def _environment(self, spec: FunctionSpec) -> dict[str, str]:
+        config = self.config
+        env = {
+            "POWERTOOLS_SERVICE_NAME": spec.service,
+            "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            "POWERTOOLS_TRACE_DISABLED": "false" if config.tracing else "true",
+            "CANASTA_EVENT_BUS": self.bus.event_bus_name,
+        }
+        # Every table name, so that a read the code adds fails on permissions, not on a name.
+        env.update({table_variable(s): table.table_name for s, table in self.tables.items()})
+        if spec.pushes:
+            env["CANASTA_WEBSOCKET_ENDPOINT"] = self.stage.callback_url
+        if spec.schedules_timers:
+            env.update(
+                {
+                    "CANASTA_TIMER_QUEUE_ARN": self.timer_queue.queue_arn,
+                    "CANASTA_SCHEDULER_ROLE_ARN": self.scheduler_role.role_arn,
+                    "CANASTA_SCHEDULE_GROUP": self.config.name(constants.SCHEDULE_GROUP),
+                    "CANASTA_TURN_SECONDS": str(config.turn_seconds),
+                }
+            )
+        if spec.reads_token_secret:
+            env["CANASTA_TOKEN_SECRET_ARN"] = self.token_secret.secret_arn
+        return env
+
+    def _function(self, key: str, spec: FunctionSpec, code: lambda_.Code) -> lambda_.Function:
+        config = self.config
+        name = function_name(config, key)
+        role = iam.Role(
+            self,
+            f"{pascal(key)}Role",
+            description=f"Execution role of {name}",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        )
+        log_group = logs.LogGroup(
+            self,
+            f"{pascal(key)}Logs",
+            log_group_name=f"/aws/lambda/{name}",
+            retention=RETENTION[config.log_retention_days],
+            removal_policy=self._removal,
+        )
+        log_group.grant_write(role)
+        reserved = spec.reserved_concurrency if config.reserved_concurrency else None
+        function = lambda_.Function(
+            self,
+            pascal(key),
+            function_name=name,
+            description=spec.description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=spec.handler,
+            code=code,
+            layers=[self.layer],
+            memory_size=spec.memory_mb,
+            timeout=Duration.seconds(spec.timeout_seconds),
+            role=role,
+            log_group=log_group,
+            environment=self._environment(spec),
+            tracing=lambda_.Tracing.ACTIVE if config.tracing else lambda_.Tracing.DISABLED,
+            reserved_concurrent_executions=reserved,
+        )
+        self._grant(function, role, spec)
+        if RUNTIME.name != _latest_python().name:
+            acknowledge(
+                function,
+                "AwsSolutions-L1",
+                f"The runtime is pinned to {RUNTIME.name} on purpose: the dependency layer is "
+                "built for that CPython (pydantic-core is compiled), so moving to a newer one "
+                "is a reviewed change of RUNTIME together with the layer, not a side effect "
+                "of upgrading aws-cdk-lib.",
+            )
+        return function
+
+    def _grant(self, function: lambda_.Function, role: iam.Role, spec: FunctionSpec) -> None:
+        """Exactly what the spec says the function does, on this stage's resources only."""
+        for table_spec, actions in spec.tables.items():
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=list(actions), resources=[self.tables[table_spec].table_arn]
+                )
+            )
+        if spec.publishes:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]
+                )
+            )
+        if spec.reads_token_secret:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["secretsmanager:GetSecretValue"],
+                    resources=[self.token_secret.secret_arn],
+                )
+            )
+        wildcards: list[tuple[str, str]] = []
+        if spec.pushes:
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["execute-api:ManageConnections"], resources=[self.connections_arn]
+                )
+            )
+            wildcards.append(
+                (
+                    f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+                    f"<{self.get_logical_id(self.api.node.default_child)}>/"  # type: ignore[arg-type]
+                    f"{self.config.stage}/POST/@connections/*",
+                    "Posting to players needs every connection id of this API stage (they are "
+                    "created at run time); the grant is POST on this stage's @connections only.",
+                )
+            )
+        if spec.schedules_timers:
+            group = self.config.name(constants.SCHEDULE_GROUP)
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["scheduler:CreateSchedule"],
+                    resources=[
+                        self.format_arn(
+                            service="scheduler",
+                            resource="schedule",
+                            resource_name=f"{group}/*",
+                            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+                        )
+                    ],
+                )
+            )
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["iam:PassRole"],
+                    resources=[self.scheduler_role.role_arn],
+                    conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
+                )
+            )
+            wildcards.append(
+                (
+                    f"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
+                    f"schedule/{group}/*",
+                    "Each turn gets its own one-time schedule, named at run time; the grant "
+                    "is CreateSchedule in the turn timers' group only.",
+                )
+            )
+        if spec.queue is not None:
+            function.add_event_source(
+                sources.SqsEventSource(
+                    self.queues[spec.queue],
+                    batch_size=BATCH_SIZE,
+                    report_batch_item_failures=True,
+                    max_concurrency=spec.max_concurrency,
+                )
+            )
+        if spec.stream is not None:
+            self._stream_source(function, spec.stream)
+            wildcards.append(
+                (
+                    "Resource::*",
+                    "dynamodb:ListStreams has no resource-level permissions; the stream's "
+                    "records are read on this table's stream ARN only.",
+                )
+            )
+        if self.config.tracing:
+            wildcards.append(
+                (
+                    "Resource::*",
+                    "Tracing is on: X-Ray's PutTraceSegments and PutTelemetryRecords have no "
+                    "resource-level permissions, so they can only be granted on *.",
+                )
+            )
+        reasons: dict[str, list[str]] = {}
+        for finding, reason in wildcards:
+            reasons.setdefault(finding, []).append(reason)
+        for finding, texts in reasons.items():
+            acknowledge(role, f"AwsSolutions-IAM5[{finding}]", " ".join(texts))
+
+    def _stream_source(self, function: lambda_.Function, table_spec: TableSpec) -> None:
+        """The outbox relay: only newly inserted items that carry an ``outbox`` attribute."""
+        failures = sqs.Queue(
+            self,
+            "RelayFailureQueue",
+            queue_name=self.config.name("canasta-relay-failures"),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.dead_letter_queues["relay"] = failures
+        acknowledge(
+            failures,
+            "AwsSolutions-SQS3",
+            "This queue is itself a dead-letter queue: the relay's stream on-failure "
+            "destination, which receives the batch records that exhausted their retries.",
+        )
+        function.add_event_source(
+            sources.DynamoEventSource(
+                self.tables[table_spec],
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=BATCH_SIZE,
+                bisect_batch_on_error=True,
+                retry_attempts=STREAM_RETRY_ATTEMPTS,
+                report_batch_item_failures=True,
+                parallelization_factor=1,
+                on_failure=sources.SqsDlq(failures),
+                filters=[
+                    lambda_.FilterCriteria.filter(
+                        {
+                            "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                            "dynamodb": {
+                                "NewImage": {"outbox": {"S": lambda_.FilterRule.exists()}}
+                            },
+                        }
+                    )
+                ],
+            )
+        )
+
+    # --- monitoring ------------------------------------------------------------------
+
+    def _alarm(
+        self,
+        construct_id: str,
+        name: str,
+        metric: cloudwatch.IMetric,
+        threshold: float,
+        description: str,
+        *,
+        comparison: cloudwatch.ComparisonOperator = (
+            cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        ),
+        periods: int = 1,
+        datapoints: int = 1,
+    ) -> cloudwatch.Alarm:
+        return cloudwatch.Alarm(
+            self,
+            construct_id,
+            alarm_name=self.config.name(f"canasta-{name}"),
+            alarm_description=description,
+            metric=metric,
+            threshold=threshold,
+            comparison_operator=comparison,
+            evaluation_periods=periods,
+            datapoints_to_alarm=datapoints,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+    def _alarms(self) -> None:
+        five_minutes = Duration.minutes(5)
+        for key, function in self.functions.items():
+            self._alarm(
+                f"{pascal(key)}ErrorsAlarm",
+                f"{key}-errors",
+                function.metric_errors(period=five_minutes, statistic="Sum"),
+                1,
+                f"{key} failed an invocation (an uncaught error or a timeout)",
+            )
+            self._alarm(
+                f"{pascal(key)}ThrottlesAlarm",
+                f"{key}-throttles",
+                function.metric_throttles(period=five_minutes, statistic="Sum"),
+                1,
+                f"{key} was throttled",
+            )
+        for key, queue in self.dead_letter_queues.items():
+            self._alarm(
+                f"{pascal(key)}DeadLettersAlarm",
+                f"{key}-dead-letters",
+                queue.metric_approximate_number_of_messages_visible(
+                    period=Duration.minutes(1), statistic="Maximum"
+                ),
+                0,
+                f"Messages wait in {queue.node.id}: look at them, fix, redrive",
+                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            )
+        self._alarm(
+            "TurnWsDurationP99Alarm",
+            "turn-ws-duration-p99",
+            self.functions["turn-ws"].metric_duration(period=five_minutes, statistic="p99"),
+            self.config.turn_p99_alarm_ms,
+            f"p99 of a move's handling above {self.config.turn_p99_alarm_ms} ms",
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            periods=3,
+            datapoints=2,
+        )
+        self._alarm(
+            "RelayIteratorAgeAlarm",
+            "relay-iterator-age",
+            self.functions["relay"].metric(
+                "IteratorAge", period=Duration.minutes(1), statistic="Maximum"
+            ),
+            60_000,
+            "The outbox relay is more than a minute behind the games table",
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            periods=5,
+            datapoints=3,
+        )
+
+    def _dashboard(self) -> None:
+        five_minutes = Duration.minutes(5)
+        functions = self.functions.items()
+
+        def graph(title: str, metrics: list[cloudwatch.IMetric]) -> cloudwatch.GraphWidget:
+            return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6)
+
+        dashboard = cloudwatch.Dashboard(
+            self, "Dashboard", dashboard_name=self.config.name("canasta")
+        )
+        dashboard.add_widgets(
+            graph(
+                "Invocations",
+                [f.metric_invocations(period=five_minutes, label=k) for k, f in functions],
+            ),
+            graph("Errors", [f.metric_errors(period=five_minutes, label=k) for k, f in functions]),
+            graph(
+                "Duration p99 (ms)",
+                [
+                    f.metric_duration(period=five_minutes, statistic="p99", label=k)
+                    for k, f in functions
+                ],
+            ),
+        )
+        dashboard.add_widgets(
+            graph(
+                "Game",
+                [
+                    cloudwatch.Metric(
+                        namespace=METRICS_NAMESPACE,
+                        metric_name=metric,
+                        dimensions_map={"service": service},
+                        statistic="Sum",
+                        period=five_minutes,
+                        label=metric,
+                    )
+                    for service, metric in DASHBOARD_METRICS
+                ],
+            ),
+            graph(
+                "Dead letters",
+                [
+                    q.metric_approximate_number_of_messages_visible(
+                        period=Duration.minutes(1), statistic="Maximum", label=k
+                    )
+                    for k, q in self.dead_letter_queues.items()
+                ],
+            ),
+            graph(
+                "Relay lag (ms)",
+                [
+                    self.functions["relay"].metric(
+                        "IteratorAge", period=Duration.minutes(1), statistic="Maximum"
+                    )
+                ],
+            ),
+        )
+
+    def _outputs(self) -> None:
+        CfnOutput(self, "WebSocketUrl", value=self.stage.url, description="wss:// URL of the stage")
+        CfnOutput(
+            self,
+            "WebSocketManagementUrl",
+            value=self.stage.callback_url,
+            description="https:// URL of the @connections API",
+        )
+        for spec, table in self.tables.items():
+            CfnOutput(self, f"{pascal(short_name(spec))}TableName", value=table.table_name)
+        CfnOutput(self, "EventBusName", value=self.bus.event_bus_name)
+        CfnOutput(
+            self,
+            "TokenSecretArn",
+            value=self.token_secret.secret_arn,
+            description="The token signing key (python -m infra.player_token issues tokens)",
+        )
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogSettings:
+    """``IAccessLogSettings`` for a stage: a log group and a format."""
+
+    def __init__(
+        self, destination: apigwv2.IAccessLogDestination, log_format: apigateway.AccessLogFormat
+    ) -> None:
+        self._destination = destination
+        self._format = log_format
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigateway.AccessLogFormat:
+        return self._format

@@ -1,0 +1,23 @@
+"""What the infra tests share: whether the CDK can run here, and the synthesis result."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HAVE_CDK = importlib.util.find_spec("aws_cdk") is not None and shutil.which("node") is not None
+SKIP_REASON = "the infra extra (pip install -e '.[infra]') or node is missing"
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    stacks: dict[str, Any]
+    """stage → CanastaStack."""
+    templates: dict[str, dict[str, Any]]
+    """stage → the synthesized CloudFormation template."""
+    outdir: Path
+    build_dir: Path
+    seconds: float

@@ -1,0 +1,46 @@
+"""One synthesis of the CDK app per test session: a dev and a prod stack, cdk-nag on.
+
+``import aws_cdk`` (2-4 s) and the first synth (several seconds) are paid once;
+every test reads the templates of that one cloud assembly. The layer is the
+placeholder (no ``bundle``), so nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
+
+
+@pytest.fixture(scope="session")
+def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
+    if not HAVE_CDK:
+        pytest.skip(SKIP_REASON)
+    import aws_cdk as cdk
+
+    from infra.app import SYNTH_DEFAULTS, add_stack
+    from infra.config import Config
+    from infra.nag import add_checks
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    build_dir = tmp_path_factory.mktemp("infra-build")
+    started = time.perf_counter()
+    app = cdk.App(outdir=str(outdir), context=dict(SYNTH_DEFAULTS))
+    configs = {
+        "dev": Config(),
+        # The other branch of every switch: production, tracing on, another timer length.
+        "prod": Config(stage="prod", tracing=True, turn_seconds=45, turn_p99_alarm_ms=800),
+    }
+    stacks = {stage: add_stack(app, c, build_dir / stage) for stage, c in configs.items()}
+    add_checks(app)
+    # Raises if cdk-nag reports a finding that is not acknowledged.
+    assembly = app.synth()
+    seconds = time.perf_counter() - started
+    templates = {
+        stage: json.loads(json.dumps(assembly.get_stack_by_name(stack.stack_name).template))
+        for stage, stack in stacks.items()
+    }
+    return Synthesis(stacks, templates, outdir, build_dir, seconds)

@@ -1,0 +1,221 @@
+"""The parts of the infra package that need no CDK: context parsing, bundling, token issuing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.assets import LAYER_PACKAGES, PLATFORM, build_code, build_layer, pip_commands
+from infra.config import CONTEXT_KEYS, Config, ConfigError
+from infra.functions import FUNCTIONS, TIMERS
+from services.common import constants
+from services.common.auth import verify_token
+
+pytestmark = pytest.mark.infra
+
+
+# --- configuration -------------------------------------------------------------------
+
+
+def test_defaults() -> None:
+    config = Config.from_context(lambda key: None)
+    assert config == Config()
+    assert (config.stage, config.turn_seconds, config.log_retention_days) == ("dev", 60, 30)
+    assert not config.protect_tables and not config.retain_data and not config.bundle
+
+
+def test_context_strings_from_the_command_line_are_parsed() -> None:
+    given = {
+        "stage": "prod",
+        "turnSeconds": "45",
+        "logRetentionDays": "90",
+        "throttleRate": "50",
+        "throttleBurst": "80",
+        "archiveRetentionDays": "0",
+        "tracing": "true",
+        "turnP99AlarmMs": "750",
+        "bundle": "TRUE",
+        "apiGatewayLogsRole": "false",
+        "reservedConcurrency": False,
+    }
+    config = Config.from_context(given.get)
+    assert config == Config(
+        stage="prod",
+        turn_seconds=45,
+        log_retention_days=90,
+        throttle_rate=50,
+        throttle_burst=80,
+        archive_retention_days=0,
+        tracing=True,
+        turn_p99_alarm_ms=750,
+        bundle=True,
+        api_gateway_logs_role=False,
+        reserved_concurrency=False,
+    )
+    assert config.protect_tables and config.retain_data
+
+
+def test_deletion_protection_follows_the_stage_unless_set() -> None:
+    assert Config(stage="prod").protect_tables
+    assert not Config(stage="prod", deletion_protection=False).protect_tables
+    assert Config(stage="staging", deletion_protection=True).protect_tables
+    assert not Config(stage="staging").retain_data
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("stage", "Prod"),
+        ("stage", "a-b"),
+        ("turnSeconds", "2"),
+        ("turnSeconds", "soon"),
+        ("logRetentionDays", "31"),
+        ("tracing", "yes"),
+        ("throttleRate", "0"),
+    ],
+)
+def test_bad_context_is_refused(key: str, value: str) -> None:
+    with pytest.raises(ConfigError):
+        Config.from_context({key: value}.get)
+
+
+def test_every_config_field_has_a_context_key_documented() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "infra" / "README.md").read_text()
+    for key in CONTEXT_KEYS.values():
+        assert f"`{key}`" in readme, key
+
+
+# --- function specs ------------------------------------------------------------------
+
+
+def test_queue_consumers_name_known_queues() -> None:
+    for spec in FUNCTIONS.values():
+        assert spec.queue is None or spec.queue == TIMERS or spec.queue in constants.CONSUMERS
+
+
+def test_exactly_one_authorizer_and_each_route_once() -> None:
+    assert sum(spec.authorizer for spec in FUNCTIONS.values()) == 1
+    routes = [route for spec in FUNCTIONS.values() for route in spec.routes]
+    assert len(routes) == len(set(routes))
+
+
+# --- bundling ------------------------------------------------------------------------
+
+
+def test_the_layer_is_installed_for_the_lambda_platform_with_pinned_versions(
+    tmp_path: Path,
+) -> None:
+    (command,) = pip_commands(tmp_path, "3.13", tracing=False)
+    assert command[:4] == [sys.executable, "-m", "pip", "install"]
+    text = " ".join(command)
+    assert f"--platform {PLATFORM}" in text
+    assert "--python-version 3.13" in text
+    assert "--only-binary=:all:" in text
+    assert f"--target {tmp_path}" in text
+    for package in LAYER_PACKAGES:
+        assert any(arg.startswith(f"{package}==") for arg in command), package
+    assert not any(arg.startswith(("boto3", "botocore")) for arg in command)
+
+
+def test_tracing_adds_the_xray_sdk_without_its_botocore(tmp_path: Path) -> None:
+    _, tracer = pip_commands(tmp_path, "3.13", tracing=True)
+    assert "--no-deps" in tracer
+    assert any(arg.startswith("aws-xray-sdk") for arg in tracer)
+
+
+def test_without_bundle_the_layer_is_a_placeholder_and_pip_never_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_pip(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("pip ran")
+
+    monkeypatch.setattr("subprocess.run", no_pip)
+    layer = build_layer(tmp_path, "3.13", bundle=False, tracing=True)
+    assert [p.name for p in (layer / "python").iterdir()] == ["PLACEHOLDER.txt"]
+
+
+def test_a_bundled_layer_is_reused_while_its_requirements_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs: list[list[str]] = []
+
+    def fake_pip(command: list[str], check: bool) -> None:
+        runs.append(command)
+        target = Path(command[command.index("--target") + 1])
+        (target / "pydantic").mkdir(parents=True, exist_ok=True)
+
+    monkeypatch.setattr("subprocess.run", fake_pip)
+    first = build_layer(tmp_path, "3.13", bundle=True, tracing=False)
+    again = build_layer(tmp_path, "3.13", bundle=True, tracing=False)
+    assert first == again and len(runs) == 1
+    build_layer(tmp_path, "3.13", bundle=True, tracing=True)
+    assert len(runs) == 3
+
+
+def test_the_code_copy_has_the_sources_and_no_caches(tmp_path: Path) -> None:
+    code = build_code(tmp_path)
+    assert (code / "services" / "relay" / "handler.py").is_file()
+    assert (code / "shared_engine").is_dir()
+    assert not list(code.rglob("__pycache__"))
+    assert not list(code.rglob("*.pyc"))
+
+
+# --- player tokens -------------------------------------------------------------------
+
+
+class _Fakes:
+    """CloudFormation and Secrets Manager answering as for a deployed stack."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, service: str) -> Any:
+        return self
+
+    def describe_stacks(self, StackName: str) -> dict[str, Any]:
+        self.asked.append(StackName)
+        return {
+            "Stacks": [
+                {
+                    "Outputs": [
+                        {"OutputKey": "WebSocketUrl", "OutputValue": "wss://x.example/dev"},
+                        {"OutputKey": "TokenSecretArn", "OutputValue": "arn:secret"},
+                    ]
+                }
+            ]
+        }
+
+    def get_secret_value(self, SecretId: str) -> dict[str, Any]:
+        assert SecretId == "arn:secret"
+        return {"SecretString": "k" * 64}
+
+
+def test_player_token_signs_a_token_the_connect_service_accepts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import time
+
+    from infra.player_token import main
+
+    fakes = _Fakes()
+    assert main(["--name", "Ann", "--hours", "1"], clients=fakes) == 0
+    assert fakes.asked == ["canasta-dev"]
+    lines = dict(line.split(":", 1) for line in capsys.readouterr().out.splitlines())
+    token = lines["token"].strip()
+    identity = verify_token(b"k" * 64, token, time.time())
+    assert identity.name == "Ann" and identity.player_id.startswith("p-")
+    assert lines["connect"].strip().startswith("wss://x.example/dev?token=")
+    assert lines["web"].strip().startswith("?ws=wss%3A%2F%2Fx.example%2Fdev&token=")
+
+
+def test_cdk_json_runs_the_app_and_its_context_is_the_defaults() -> None:
+    import json
+
+    cdk_json = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())
+    assert cdk_json["app"].endswith("python -m infra.app")
+    context = cdk_json["context"]
+    assert set(context) <= set(CONTEXT_KEYS.values())
+    assert Config.from_context(context.get) == Config()

@@ -1,0 +1,638 @@
+"""The synthesized stacks against the product's own constants, specs and settings.
+
+Everything expected here is derived from ``services.common.constants``,
+``infra.functions.FUNCTIONS`` and ``services.common.settings.Settings``, so a
+table, consumer or function added there is checked without a new test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
+from services.common import constants
+from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
+
+pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
+
+STAGES = ("dev", "prod")
+ROUTES = {"$connect", "$disconnect", "play", "sync", "$default"}
+
+
+# --- template helpers ------------------------------------------------------------------
+
+
+def of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == kind}
+
+
+def props(resource: dict[str, Any]) -> dict[str, Any]:
+    return dict(resource.get("Properties", {}))
+
+
+def logical_ids(value: Any) -> set[str]:
+    """Every logical id a value refers to (Ref, Fn::GetAtt), pseudo parameters left out."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        if "Ref" in value and not str(value["Ref"]).startswith("AWS::"):
+            found.add(value["Ref"])
+        if "Fn::GetAtt" in value:
+            found.add(value["Fn::GetAtt"][0])
+        for item in value.values():
+            found |= logical_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= logical_ids(item)
+    return found
+
+
+def named(template: dict[str, Any], kind: str, key: str, name: str) -> str:
+    """The logical id of the resource of ``kind`` whose property ``key`` is ``name``."""
+    matches = [k for k, v in of_type(template, kind).items() if props(v).get(key) == name]
+    assert len(matches) == 1, f"{kind} {key}={name}: {matches}"
+    return matches[0]
+
+
+def function_id(template: dict[str, Any], stage: str, key: str) -> str:
+    return named(template, "AWS::Lambda::Function", "FunctionName", f"{stage}-canasta-{key}")
+
+
+def table_id(template: dict[str, Any], stage: str, spec: constants.TableSpec) -> str:
+    return named(template, "AWS::DynamoDB::Table", "TableName", f"{stage}-{spec.name}")
+
+
+def queue_id(template: dict[str, Any], stage: str, name: str) -> str:
+    return named(template, "AWS::SQS::Queue", "QueueName", f"{stage}-{name}")
+
+
+def statements(policy: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield from props(policy)["PolicyDocument"]["Statement"]
+
+
+def actions(statement: dict[str, Any]) -> list[str]:
+    action = statement.get("Action", [])
+    return [action] if isinstance(action, str) else list(action)
+
+
+def role_statements(template: dict[str, Any], role: str) -> list[dict[str, Any]]:
+    return [
+        statement
+        for policy in of_type(template, "AWS::IAM::Policy").values()
+        if {"Ref": role} in props(policy)["Roles"]
+        for statement in statements(policy)
+    ]
+
+
+def function_statements(template: dict[str, Any], stage: str, key: str) -> list[dict[str, Any]]:
+    function = template["Resources"][function_id(template, stage, key)]
+    return role_statements(template, props(function)["Role"]["Fn::GetAtt"][0])
+
+
+@pytest.fixture(params=STAGES)
+def stage(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def template(synthesis: Synthesis, stage: str) -> dict[str, Any]:
+    return synthesis.templates[stage]
+
+
+# --- synthesis, cdk-nag, cfn-lint ------------------------------------------------------
+
+
+def test_the_app_synthesizes_with_every_nag_finding_acknowledged(synthesis: Synthesis) -> None:
+    # The session fixture's app.synth() raises on any unacknowledged AwsSolutions finding.
+    assert set(synthesis.templates) == set(STAGES)
+    print(f"synth of {len(STAGES)} stacks with cdk-nag: {synthesis.seconds:.1f} s")
+
+
+def test_every_acknowledgement_is_narrow_and_has_a_written_reason(synthesis: Synthesis) -> None:
+    from infra.nag import MIN_REASON_WORDS
+
+    for stage, stack in synthesis.stacks.items():
+        metadata = json.loads((synthesis.outdir / f"{stack.stack_name}.metadata.json").read_text())
+        acknowledged = [
+            (path, entry["data"])
+            for path, entries in metadata.items()
+            for entry in entries
+            if entry["type"] == "aws:cdk:acknowledged-rules"
+        ]
+        assert acknowledged, stage
+        for path, rules in acknowledged:
+            assert path != f"/{stack.stack_name}", "acknowledge on a resource, not the stack"
+            for rule, reason in rules.items():
+                assert "AwsSolutions-" in rule
+                assert len(reason.split()) >= MIN_REASON_WORDS, (path, rule, reason)
+
+
+def test_an_unacknowledged_finding_fails_the_synth(tmp_path: Path) -> None:
+    import aws_cdk as cdk
+    from aws_cdk import aws_sqs as sqs
+
+    from infra.nag import add_checks
+
+    app = cdk.App(outdir=str(tmp_path))
+    sqs.Queue(cdk.Stack(app, "bad"), "Plain")  # no DLQ, no SSL enforcement
+    add_checks(app)
+    with pytest.raises(RuntimeError, match="ValidationFailed"):
+        app.synth()
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    rules = {v["ruleName"] for r in report["pluginReports"] for v in r["violations"]}
+    assert {"AwsSolutions-SQS3", "AwsSolutions-SQS4"} <= rules
+
+
+def test_bad_context_stops_the_app_before_anything_is_built(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from infra.app import main
+
+    assert main(["-c", "stage=Prod"]) == 2
+    assert "stage" in capsys.readouterr().err
+
+
+def test_acknowledging_needs_a_reason() -> None:
+    import aws_cdk as cdk
+
+    from infra.nag import acknowledge
+
+    with pytest.raises(ValueError, match="reason"):
+        acknowledge(cdk.App(), "AwsSolutions-SQS3", "because")
+
+
+def test_cfn_lint_passes(synthesis: Synthesis, tmp_path: Path) -> None:
+    from cfnlint.api import ManualArgs, lint_file
+
+    for stage, template in synthesis.templates.items():
+        path = tmp_path / f"{stage}.template.json"
+        path.write_text(json.dumps(template), encoding="utf-8")
+        matches = lint_file(
+            path,
+            # W3005: CDK adds a DependsOn on each function's role that its GetAtt already
+            # implies (redundant, harmless); every other rule applies.
+            config=ManualArgs(regions=["us-east-1"], ignore_checks=["W3005"]),
+        )
+        assert [str(m) for m in matches] == [], stage
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", constants.TABLES, ids=lambda s: s.name)
+def test_tables_are_built_from_the_constants(
+    template: dict[str, Any], stage: str, spec: constants.TableSpec
+) -> None:
+    resource = template["Resources"][table_id(template, stage, spec)]
+    table = props(resource)
+    expected = constants.create_table_request(spec)
+    assert table["KeySchema"] == expected["KeySchema"]
+    assert (
+        sorted(table["AttributeDefinitions"], key=lambda a: a["AttributeName"])
+        == (expected["AttributeDefinitions"])
+    )
+    assert table.get("GlobalSecondaryIndexes", []) == expected.get("GlobalSecondaryIndexes", [])
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    if spec.ttl_attribute:
+        assert table["TimeToLiveSpecification"] == {
+            "AttributeName": spec.ttl_attribute,
+            "Enabled": True,
+        }
+    else:
+        assert "TimeToLiveSpecification" not in table
+    if spec.stream:
+        assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    else:
+        assert "StreamSpecification" not in table
+    production = stage == "prod"
+    assert table["DeletionProtectionEnabled"] is production
+    assert resource["DeletionPolicy"] == ("Retain" if production else "Delete")
+
+
+def test_the_games_table_has_a_stream() -> None:
+    assert constants.GAMES.stream  # the relay depends on it (test above checks the template)
+
+
+# --- functions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", FUNCTIONS)
+def test_functions_runtime_architecture_handler_and_environment(
+    template: dict[str, Any], stage: str, key: str
+) -> None:
+    spec = FUNCTIONS[key]
+    function = props(template["Resources"][function_id(template, stage, key)])
+    assert function["Runtime"] == "python3.13"
+    assert function["Architectures"] == ["arm64"]
+    assert function["Handler"] == spec.handler
+    assert function["MemorySize"] == spec.memory_mb
+    assert len(function["Layers"]) == 1
+    assert "LogGroup" in function["LoggingConfig"]
+    env = function["Environment"]["Variables"]
+    assert env["POWERTOOLS_SERVICE_NAME"] == spec.service
+    assert env["POWERTOOLS_METRICS_NAMESPACE"] == "Canasta"
+    tracing = stage == "prod"
+    assert env["POWERTOOLS_TRACE_DISABLED"] == ("false" if tracing else "true")
+    assert function.get("TracingConfig") == ({"Mode": "Active"} if tracing else None)
+    assert ("CANASTA_WEBSOCKET_ENDPOINT" in env) is spec.pushes
+    assert ("CANASTA_TOKEN_SECRET_ARN" in env) is spec.reads_token_secret
+    timers = {
+        "CANASTA_TIMER_QUEUE_ARN",
+        "CANASTA_SCHEDULER_ROLE_ARN",
+        "CANASTA_SCHEDULE_GROUP",
+        "CANASTA_TURN_SECONDS",
+    }
+    assert (timers <= env.keys()) is spec.schedules_timers
+    if spec.schedules_timers:
+        assert env["CANASTA_SCHEDULE_GROUP"] == f"{stage}-{constants.SCHEDULE_GROUP}"
+        assert env["CANASTA_TURN_SECONDS"] == ("45" if stage == "prod" else "60")
+    if spec.pushes:
+        endpoint = json.dumps(env["CANASTA_WEBSOCKET_ENDPOINT"])
+        assert '"https://"' in endpoint and f"/{stage}" in endpoint
+
+
+def test_every_canasta_variable_is_a_setting(synthesis: Synthesis) -> None:
+    from services.common.settings import Settings
+
+    known = {f"CANASTA_{name.upper()}" for name in Settings.model_fields}
+    for template in synthesis.templates.values():
+        for function in of_type(template, "AWS::Lambda::Function").values():
+            names = props(function)["Environment"]["Variables"].keys()
+            assert {n for n in names if n.startswith("CANASTA_")} <= known
+
+
+@pytest.mark.parametrize("key", FUNCTIONS)
+def test_every_handler_exists(key: str) -> None:
+    import importlib
+
+    module, _, name = FUNCTIONS[key].handler.rpartition(".")
+    assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_the_code_asset_holds_the_sources_and_no_caches(synthesis: Synthesis) -> None:
+    code = synthesis.build_dir / "dev" / "code"
+    assert (code / "services" / "turn" / "handler.py").is_file()
+    assert (code / "shared_engine" / "__init__.py").is_file()
+    assert not list(code.rglob("__pycache__"))
+    placeholder = synthesis.build_dir / "dev" / "layer-placeholder" / "python"
+    assert [p.name for p in placeholder.iterdir()] == ["PLACEHOLDER.txt"]
+
+
+def test_the_relay_has_reserved_concurrency(template: dict[str, Any], stage: str) -> None:
+    relay = props(template["Resources"][function_id(template, stage, "relay")])
+    assert relay["ReservedConcurrentExecutions"] == FUNCTIONS["relay"].reserved_concurrency
+
+
+def test_function_log_groups_have_the_configured_retention(
+    template: dict[str, Any], stage: str
+) -> None:
+    for key in FUNCTIONS:
+        group = props(
+            template["Resources"][
+                named(
+                    template,
+                    "AWS::Logs::LogGroup",
+                    "LogGroupName",
+                    f"/aws/lambda/{stage}-canasta-{key}",
+                )
+            ]
+        )
+        assert group["RetentionInDays"] == 30
+
+
+# --- WebSocket API ---------------------------------------------------------------------
+
+
+def test_websocket_routes_and_authorizer(template: dict[str, Any], stage: str) -> None:
+    (api_id, api), *_ = of_type(template, "AWS::ApiGatewayV2::Api").items()
+    assert props(api)["ProtocolType"] == "WEBSOCKET"
+    assert props(api)["RouteSelectionExpression"] == "$request.body.action"
+    routes = {
+        props(r)["RouteKey"]: props(r)
+        for r in of_type(template, "AWS::ApiGatewayV2::Route").values()
+    }
+    assert set(routes) == ROUTES
+    integrations = of_type(template, "AWS::ApiGatewayV2::Integration")
+    expected = {route: key for key, spec in FUNCTIONS.items() for route in spec.routes}
+    for route_key, route in routes.items():
+        integration = integrations[route["Target"]["Fn::Join"][1][1]["Ref"]]
+        assert function_id(template, stage, expected[route_key]) in logical_ids(
+            props(integration)["IntegrationUri"]
+        )
+        if route_key == "$connect":
+            assert route["AuthorizationType"] == "CUSTOM"
+        else:
+            assert route.get("AuthorizationType", "NONE") == "NONE"
+    (authorizer,) = of_type(template, "AWS::ApiGatewayV2::Authorizer").values()
+    assert props(authorizer)["AuthorizerType"] == "REQUEST"
+    assert props(authorizer)["IdentitySource"] == ["route.request.querystring.token"]
+    assert function_id(template, stage, "connect-authorizer") in logical_ids(
+        props(authorizer)["AuthorizerUri"]
+    )
+    assert routes["$connect"]["AuthorizerId"] == {
+        "Ref": next(iter(of_type(template, "AWS::ApiGatewayV2::Authorizer")))
+    }
+    assert api_id in logical_ids(routes["play"]["ApiId"])
+
+
+def test_websocket_stage_throttling_and_access_logs(template: dict[str, Any], stage: str) -> None:
+    (ws_stage,) = of_type(template, "AWS::ApiGatewayV2::Stage").values()
+    settings = props(ws_stage)
+    assert settings["StageName"] == stage
+    assert settings["AutoDeploy"] is True
+    assert settings["DefaultRouteSettings"] == {
+        "ThrottlingBurstLimit": 200,
+        "ThrottlingRateLimit": 100,
+    }
+    log_format = json.loads(settings["AccessLogSettings"]["Format"])
+    assert log_format["requestId"] == "$context.requestId"
+    assert "ApiGatewayAccount" in ws_stage["DependsOn"]
+
+
+def test_pushers_may_post_to_this_stages_connections_only(
+    template: dict[str, Any], stage: str
+) -> None:
+    for key, spec in FUNCTIONS.items():
+        grants = [
+            s
+            for s in function_statements(template, stage, key)
+            if "execute-api:ManageConnections" in actions(s)
+        ]
+        assert bool(grants) is spec.pushes, key
+        for grant in grants:
+            assert actions(grant) == ["execute-api:ManageConnections"]
+            assert grant["Resource"]["Fn::Join"][1][-1] == f"/{stage}/POST/@connections/*"
+
+
+# --- events, queues, timers ------------------------------------------------------------
+
+
+def test_the_bus_and_its_archive(template: dict[str, Any], stage: str) -> None:
+    bus_id = named(template, "AWS::Events::EventBus", "Name", f"{stage}-{constants.EVENT_BUS}")
+    (archive,) = of_type(template, "AWS::Events::Archive").values()
+    assert bus_id in logical_ids(props(archive)["SourceArn"])
+    assert props(archive)["RetentionDays"] == 30
+    assert props(archive)["EventPattern"] == {"source": [{"prefix": constants.EVENT_SOURCE}]}
+
+
+@pytest.mark.parametrize("consumer", constants.CONSUMERS)
+def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
+    template: dict[str, Any], stage: str, consumer: str
+) -> None:
+    queue = queue_id(template, stage, constants.queue_name(consumer))
+    rules = [
+        props(r)
+        for r in of_type(template, "AWS::Events::Rule").values()
+        if any(queue in logical_ids(t["Arn"]) for t in props(r)["Targets"])
+    ]
+    assert len(rules) == 1
+    (rule,) = rules
+    assert rule["EventPattern"] == {"detail-type": list(constants.CONSUMERS[consumer])}
+    assert logical_ids(rule["EventBusName"]) == {
+        named(template, "AWS::Events::EventBus", "Name", f"{stage}-{constants.EVENT_BUS}")
+    }
+    (target,) = rule["Targets"]
+    dead = queue_id(template, stage, f"{constants.queue_name(consumer)}-dlq")
+    assert dead in logical_ids(target["DeadLetterConfig"])
+
+
+@pytest.mark.parametrize(
+    "name", [*map(constants.queue_name, constants.CONSUMERS), constants.TIMER_QUEUE]
+)
+def test_every_queue_has_a_dead_letter_queue_sse_and_ssl(
+    template: dict[str, Any], stage: str, name: str
+) -> None:
+    queue = queue_id(template, stage, name)
+    dead = queue_id(template, stage, f"{name}-dlq")
+    settings = props(template["Resources"][queue])
+    assert settings["RedrivePolicy"]["maxReceiveCount"] == 5
+    assert logical_ids(settings["RedrivePolicy"]["deadLetterTargetArn"]) == {dead}
+    for logical in (queue, dead):
+        assert props(template["Resources"][logical])["SqsManagedSseEnabled"] is True
+        policies = [
+            p
+            for p in of_type(template, "AWS::SQS::QueuePolicy").values()
+            if logical_ids(props(p)["Queues"]) == {logical}
+        ]
+        assert any(
+            s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+            for p in policies
+            for s in statements(p)
+        ), logical
+
+
+@pytest.mark.parametrize("key", [k for k, s in FUNCTIONS.items() if s.queue])
+def test_queue_consumers_report_batch_item_failures(
+    template: dict[str, Any], stage: str, key: str
+) -> None:
+    spec = FUNCTIONS[key]
+    assert spec.queue is not None
+    name = constants.TIMER_QUEUE if spec.queue == TIMERS else constants.queue_name(spec.queue)
+    queue = queue_id(template, stage, name)
+    (mapping,) = [
+        props(m)
+        for m in of_type(template, "AWS::Lambda::EventSourceMapping").values()
+        if logical_ids(props(m)["EventSourceArn"]) == {queue}
+    ]
+    assert logical_ids(mapping["FunctionName"]) == {function_id(template, stage, key)}
+    assert mapping["BatchSize"] == 10
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # The queue outlasts its consumer's timeout.
+    timeout = props(template["Resources"][function_id(template, stage, key)])["Timeout"]
+    assert props(template["Resources"][queue])["VisibilityTimeout"] >= 6 * timeout
+
+
+def test_the_relay_reads_only_outbox_inserts_from_the_games_stream(
+    template: dict[str, Any], stage: str
+) -> None:
+    games = table_id(template, stage, constants.GAMES)
+    (mapping,) = [
+        props(m)
+        for m in of_type(template, "AWS::Lambda::EventSourceMapping").values()
+        if logical_ids(props(m)["EventSourceArn"]) == {games}
+    ]
+    assert logical_ids(mapping["FunctionName"]) == {function_id(template, stage, "relay")}
+    assert mapping["EventSourceArn"]["Fn::GetAtt"][1] == "StreamArn"
+    (pattern,) = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern == {
+        "eventName": ["INSERT"],
+        "dynamodb": {"NewImage": {"outbox": {"S": [{"exists": True}]}}},
+    }
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] > 0
+    assert mapping["StartingPosition"] == "TRIM_HORIZON"
+    failures = queue_id(template, stage, "canasta-relay-failures")
+    assert logical_ids(mapping["DestinationConfig"]) == {failures}
+
+
+def test_the_turn_timer_schedule_group_and_scheduler_role(
+    template: dict[str, Any], stage: str
+) -> None:
+    group = named(
+        template, "AWS::Scheduler::ScheduleGroup", "Name", f"{stage}-{constants.SCHEDULE_GROUP}"
+    )
+    timer_queue = queue_id(template, stage, constants.TIMER_QUEUE)
+    (role_id,) = [
+        k
+        for k, r in of_type(template, "AWS::IAM::Role").items()
+        if any(
+            s["Principal"].get("Service") == "scheduler.amazonaws.com"
+            for s in props(r)["AssumeRolePolicyDocument"]["Statement"]
+        )
+    ]
+    (trust,) = props(template["Resources"][role_id])["AssumeRolePolicyDocument"]["Statement"]
+    assert group in logical_ids(trust["Condition"]["ArnEquals"]["aws:SourceArn"])
+    assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]
+    (grant,) = role_statements(template, role_id)
+    assert actions(grant) == ["sqs:SendMessage"]
+    assert logical_ids(grant["Resource"]) == {timer_queue}
+    for key, spec in FUNCTIONS.items():
+        granted = function_statements(template, stage, key)
+        schedules = [s for s in granted if "scheduler:CreateSchedule" in actions(s)]
+        passes = [s for s in granted if "iam:PassRole" in actions(s)]
+        assert bool(schedules) is bool(passes) is spec.schedules_timers, key
+        for statement in schedules:
+            assert statement["Resource"]["Fn::Join"][1][-1] == (
+                f":schedule/{stage}-{constants.SCHEDULE_GROUP}/*"
+            )
+        for statement in passes:
+            assert logical_ids(statement["Resource"]) == {role_id}
+            assert statement["Condition"] == {
+                "StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}
+            }
+
+
+# --- IAM -------------------------------------------------------------------------------
+
+
+def test_no_allow_statement_has_a_wildcard_action(template: dict[str, Any]) -> None:
+    kinds = ("AWS::IAM::Policy", "AWS::SQS::QueuePolicy")
+    for kind in kinds:
+        for logical, policy in of_type(template, kind).items():
+            for statement in statements(policy):
+                if statement["Effect"] != "Allow":
+                    continue  # the SSL-only Deny on sqs:* is a guard, not a grant
+                for action in actions(statement):
+                    assert action != "*" and not action.endswith(":*"), (logical, action)
+    for role in of_type(template, "AWS::IAM::Role").values():
+        assert "Policies" not in props(role)
+
+
+def _table_grants(
+    template: dict[str, Any], stage: str, key: str
+) -> dict[constants.TableSpec, set[str]]:
+    tables = {table_id(template, stage, spec): spec for spec in constants.TABLES}
+    granted: dict[constants.TableSpec, set[str]] = {}
+    for statement in function_statements(template, stage, key):
+        for logical in logical_ids(statement.get("Resource")) & tables.keys():
+            granted.setdefault(tables[logical], set()).update(actions(statement))
+    return granted
+
+
+@pytest.mark.parametrize("key", FUNCTIONS)
+def test_each_function_may_touch_only_its_tables_with_its_actions(
+    template: dict[str, Any], stage: str, key: str
+) -> None:
+    spec: FunctionSpec = FUNCTIONS[key]
+    expected = {table: set(acts) for table, acts in spec.tables.items()}
+    if spec.stream is not None:
+        expected.setdefault(spec.stream, set()).update(
+            {"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}
+        )
+    assert _table_grants(template, stage, key) == expected
+    for statement in function_statements(template, stage, key):
+        if statement["Resource"] == "*":
+            allowed = {"dynamodb:ListStreams"} if spec.stream else set()
+            if stage == "prod":
+                allowed |= {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+            assert set(actions(statement)) <= allowed, (key, statement)
+
+
+def test_only_the_connect_functions_read_the_token_secret_and_only_publishers_put_events(
+    template: dict[str, Any], stage: str
+) -> None:
+    (secret,) = of_type(template, "AWS::SecretsManager::Secret")
+    (bus,) = of_type(template, "AWS::Events::EventBus")
+    for key, spec in FUNCTIONS.items():
+        granted = function_statements(template, stage, key)
+        reads = [s for s in granted if secret in logical_ids(s["Resource"])]
+        puts = [s for s in granted if bus in logical_ids(s["Resource"])]
+        assert [actions(s) for s in reads] == (
+            [["secretsmanager:GetSecretValue"]] if spec.reads_token_secret else []
+        )
+        assert [actions(s) for s in puts] == ([["events:PutEvents"]] if spec.publishes else [])
+
+
+# --- monitoring and outputs ------------------------------------------------------------
+
+
+def _alarms(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return [props(a) for a in of_type(template, "AWS::CloudWatch::Alarm").values()]
+
+
+@pytest.mark.parametrize("metric", ["Errors", "Throttles"])
+def test_every_function_has_error_and_throttle_alarms(
+    template: dict[str, Any], stage: str, metric: str
+) -> None:
+    watched = {
+        logical
+        for alarm in _alarms(template)
+        if alarm["MetricName"] == metric and alarm["Namespace"] == "AWS/Lambda"
+        for logical in logical_ids(alarm["Dimensions"])
+    }
+    assert watched == {function_id(template, stage, key) for key in FUNCTIONS}
+
+
+def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any], stage: str) -> None:
+    names = [*map(constants.queue_name, constants.CONSUMERS), constants.TIMER_QUEUE]
+    dead = {queue_id(template, stage, f"{n}-dlq") for n in names}
+    dead.add(queue_id(template, stage, "canasta-relay-failures"))
+    watched = {
+        logical
+        for alarm in _alarms(template)
+        if alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+        and alarm["Threshold"] == 0
+        and alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        for logical in logical_ids(alarm["Dimensions"])
+    }
+    assert watched == dead
+
+
+def test_the_turn_p99_duration_alarm(template: dict[str, Any], stage: str) -> None:
+    (alarm,) = [a for a in _alarms(template) if a.get("ExtendedStatistic") == "p99"]
+    assert alarm["MetricName"] == "Duration"
+    assert logical_ids(alarm["Dimensions"]) == {function_id(template, stage, "turn-ws")}
+    assert alarm["Threshold"] == (800 if stage == "prod" else 1000)
+
+
+def test_the_dashboard_shows_functions_game_metrics_and_dead_letters(
+    template: dict[str, Any],
+) -> None:
+    (dashboard,) = of_type(template, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(props(dashboard)["DashboardBody"])
+    for text in ("Invocations", "Duration p99", "actions_applied", "rounds_dealt", "Dead letters"):
+        assert text in body
+
+
+def test_outputs(template: dict[str, Any], stage: str) -> None:
+    outputs = template["Outputs"]
+    for name in (
+        "WebSocketUrl",
+        "GamesTableName",
+        "ConnectionsTableName",
+        "PlayersTableName",
+        "EventBusName",
+        "TokenSecretArn",
+    ):
+        assert name in outputs
+    url = outputs["WebSocketUrl"]["Value"]["Fn::Join"][1]
+    assert url[0] == "wss://" and url[-1] == f"/{stage}"
+    assert logical_ids(outputs["GamesTableName"]["Value"]) == {
+        table_id(template, stage, constants.GAMES)
+    }
