@@ -1,0 +1,635 @@
+"""The web client in a headless browser, against a scripted server.
+
+The page, its config and the sign-in are served from ``web/`` by request
+routing, and the WebSocket is answered by the test (Playwright's WebSocket
+routes): every server message of ``services/common/protocol.py`` can be
+played to the client, and every message it sends is checked.
+
+Needs the ``playwright`` package and a Chromium (``CHROMIUM`` or
+/usr/bin/chromium); skipped without them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+WEB = Path(__file__).resolve().parents[2] / "web"
+ORIGIN = "http://canasta.test"
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+LANGS = ("en", "fr", "it", "pl", "hu", "ro")
+TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+
+
+def token(player_id: str = "p-ana", name: str = "Ana", ttl: int = 3600) -> str:
+    claims = {"sub": player_id, "name": name, "exp": int(time.time()) + ttl}
+    payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+    return f"v1.{payload}.signature"
+
+
+class Server:
+    """The scripted game server: records what the client sends, sends what a test says."""
+
+    def __init__(self) -> None:
+        self.sockets: list[Any] = []
+        self.received: list[dict[str, Any]] = []
+        self.urls: list[str] = []
+        self.on_message: Callable[[Server, dict[str, Any]], None] | None = None
+        self.refuse = False
+        self.page_errors: list[str] = []
+
+    def accept(self, ws: Any) -> None:
+        self.urls.append(ws.url)
+        if self.refuse:
+            ws.close(code=1006)
+            return
+        self.sockets.append(ws)
+
+        def message(raw: str | bytes) -> None:
+            body = json.loads(raw)
+            self.received.append(body)
+            if self.on_message is not None:
+                self.on_message(self, body)
+
+        ws.on_message(message)
+
+    def push(self, message: dict[str, Any]) -> None:
+        self.sockets[-1].send(json.dumps(message))
+
+    def actions(self, action: str) -> list[dict[str, Any]]:
+        return [m for m in self.received if m.get("action") == action]
+
+    def drop(self) -> None:
+        self.sockets[-1].close()
+
+
+def serve(route: Any, config: dict[str, Any]) -> None:
+    url = route.request.url
+    path = url.split(ORIGIN, 1)[1].split("?", 1)[0]
+    if path == "/config.json":
+        route.fulfill(json=config)
+    elif path == "/api/signin":
+        name = json.loads(route.request.post_data or "{}").get("name", "")
+        route.fulfill(
+            json={
+                "token": token("p-" + name.lower(), name),
+                "player_id": "p-" + name.lower(),
+                "name": name,
+            }
+        )
+    elif path in ("/", "/index.html"):
+        route.fulfill(path=WEB / "index.html", content_type="text/html")
+    elif path.startswith("/web/") and (WEB / path[5:]).is_file():
+        file = WEB / path[5:]
+        route.fulfill(path=file, content_type=TYPES.get(file.suffix, "application/octet-stream"))
+    else:
+        route.fulfill(status=404, body="not found")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no Chromium to drive")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server() -> Server:
+    return Server()
+
+
+@pytest.fixture
+def open_client(browser: Any, server: Server) -> Iterator[Callable[..., Any]]:
+    contexts: list[Any] = []
+
+    def start(
+        query: str = "",
+        *,
+        signed_in: bool = True,
+        config: dict[str, Any] | None = None,
+        width: int = 390,
+        lang: str = "en",
+    ) -> Any:
+        context = browser.new_context(viewport={"width": width, "height": 844}, locale="en-US")
+        contexts.append(context)
+        settings = (
+            config
+            if config is not None
+            else {"ws_url": "ws://canasta.test/ws", "signin_url": "/api/signin", "turn_seconds": 60}
+        )
+        context.route(f"{ORIGIN}/**", lambda route: serve(route, settings))
+        context.route_web_socket(re.compile(r"^wss?://"), server.accept)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: server.page_errors.append(str(exc)))
+        init = f"localStorage.setItem('canasta.lang', '{lang}');"
+        if signed_in:
+            init += f"sessionStorage.setItem('canasta.token', '{token()}');"
+        once = "if (!sessionStorage.getItem('canasta.init')) {"
+        page.add_init_script(f"{once} sessionStorage.setItem('canasta.init', '1'); {init} }}")
+        page.goto(f"{ORIGIN}/{query}")
+        return page
+
+    yield start
+    for context in contexts:
+        context.close()
+
+
+def seats(connected: tuple[bool, bool, bool, bool] = (True, True, True, True)) -> dict[str, Any]:
+    names = ["Ana", "Bob", "Cy", "Dee"]
+    return {
+        str(i + 1): {
+            "player": {"player_id": f"p-{n.lower()}", "name": n, "bot": i > 0},
+            "connected": c,
+        }
+        for i, (n, c) in enumerate(zip(names, connected, strict=True))
+    }
+
+
+def meld(rank: int, tiles: list[str], canasta: str | None = None) -> dict[str, Any]:
+    size = len(tiles)
+    stripe = "red" if size >= 7 else "yellow" if size == 6 else None
+    return {"rank": rank, "tiles": tiles, "canasta": canasta, "compact": size > 5, "stripe": stripe}
+
+
+def view(version: int = 3, **changes: Any) -> dict[str, Any]:
+    """A ViewMessage for seat 1 (Ana, team A), its turn in the play phase."""
+    player_view: dict[str, Any] = {
+        "seat": 1,
+        "team": "A",
+        "variant": "twos-meld",
+        "phase": "play",
+        "turn": 1,
+        "hand": ["9K", "2Y", "7R", "JK", "7B", "13Y", "3B", "7Y", "1R", "9R"],
+        "hand_sizes": {"1": 10, "2": 12, "3": 9, "4": 14},
+        "melds": {
+            "A": [meld(5, ["5R", "5Y", "5K", "5B", "5R", "2K"]), meld(8, ["8R"] * 7, "clean")],
+            "B": [
+                meld(11, ["11R", "11Y", "11K"]),
+                meld(6, ["6R", "6Y", "6K", "6B", "6R", "JK", "2B"], "dirty"),
+            ],
+        },
+        "bonus_threes": {"A": ["3R"], "B": ["3Y", "3R"]},
+        "opened": {"A": True, "B": False},
+        "thresholds": {"A": 50, "B": 90},
+        "match_scores": {"A": 120, "B": 1600},
+        "discard": ["4K", "2R"],
+        "stock_size": 41,
+        "account_jokers": 2,
+        "joker_button_used": False,
+        "went_out": None,
+        "round_scores": None,
+        "legal_actions": [
+            {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]},
+            {"type": "meld", "melds": [{"rank": 9, "tiles": ["9R", "9K", "2Y"]}]},
+            {"type": "discard", "tile": "9K"},
+            {"type": "discard", "tile": "7R"},
+        ],
+    }
+    player_view.update(changes.pop("view", {}))
+    message: dict[str, Any] = {
+        "type": "view",
+        "protocol": 1,
+        "table_id": "t1",
+        "version": version,
+        "seat": 1,
+        "seats": seats(),
+        "match": {
+            "mode": "three_rounds",
+            "variant": "twos-meld",
+            "stake": 0,
+            "round": 2,
+            "totals": {"A": 120, "B": 1600},
+            "status": "playing",
+        },
+        "turn_deadline": time.time() + 42,
+        "view": player_view,
+        "last_action": {"seat": 4, "type": "discard", "tile": "2R", "auto": False},
+    }
+    message.update(changes)
+    return message
+
+
+def connected(page: Any, server: Server) -> None:
+    page.wait_for_selector('[data-testid="connection-status"][data-state="online"]')
+    deadline = time.time() + 5
+    while len(server.actions("balance")) < 1 and time.time() < deadline:
+        page.wait_for_timeout(50)
+
+
+def at_table(page: Any, server: Server, message: dict[str, Any] | None = None) -> None:
+    connected(page, server)
+    server.push(message or view())
+    page.wait_for_selector('[data-testid="table-screen"]:not([hidden])')
+
+
+def hand(page: Any) -> list[str]:
+    return page.eval_on_selector_all(
+        '[data-testid="hand-tile"]', "els => els.map(e => e.dataset.tile)"
+    )
+
+
+def test_sign_in_then_lobby_with_balance(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(signed_in=False)
+    page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+    page.fill('[data-testid="signin-name"]', "Zoe")
+    page.click('[data-testid="signin-button"]')
+    connected(page, server)
+    assert "token=v1." in server.urls[-1]
+    assert server.received[:2] == [{"action": "sync"}, {"action": "balance"}]
+    server.push({"type": "error", "code": "no_table", "message": "you are not seated at a table"})
+    server.push({"type": "balance", "points": 12500, "jokers": 3})
+    page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    assert page.inner_text('[data-testid="balance-points"]') == "12,500"
+    assert page.inner_text('[data-testid="balance-jokers"]') == "3"
+    # the answer to the automatic sync is not an error to show
+    assert page.is_hidden('[data-testid="error-banner"]')
+
+
+def test_lobby_messages(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+    connected(page, server)
+    page.click('#quick-form input[value="to_10000"]', force=True)
+    page.click('#quick-form input[value="classic"]', force=True)
+    page.click('[data-testid="quick-start-button"]')
+    page.select_option('[data-testid="arena-stake"]', "500")
+    page.click('[data-testid="arena-button"]')
+    page.click('[data-testid="create-table-button"]')
+    page.fill('[data-testid="join-code"]', "K7Q2P")
+    page.click('[data-testid="join-button"]')
+    page.wait_for_timeout(200)
+    assert server.actions("queue") == [
+        {"action": "queue", "mode": "to_10000", "variant": "classic"},
+        {"action": "queue", "mode": "arena", "variant": "twos-meld", "stake": 500},
+    ]
+    assert server.actions("create_table") == [
+        {"action": "create_table", "mode": "three_rounds", "variant": "twos-meld"}
+    ]
+    assert server.actions("join_table") == [{"action": "join_table", "code": "K7Q2P"}]
+
+    server.push(
+        {
+            "type": "queued",
+            "mode": "arena",
+            "variant": "twos-meld",
+            "stake": 500,
+            "expires_at": time.time() + 75,
+        }
+    )
+    page.wait_for_selector('[data-testid="queued"]:not([hidden])')
+    assert page.inner_text('[data-testid="queued-countdown"]') in ("1:15", "1:14")
+    assert "500" in page.inner_text('[data-testid="queued-detail"]')
+    server.push({"type": "queue_left", "reason": "timeout"})
+    page.wait_for_selector('[data-testid="queued"]', state="hidden")
+    assert "No table formed in time" in page.inner_text('[data-testid="notice-text"]')
+
+    lobby = {
+        "type": "lobby",
+        "code": "K7Q2P",
+        "host": "p-ana",
+        "mode": "one_round",
+        "variant": "twos-meld",
+        "seats": {
+            "1": {"player_id": "p-ana", "name": "Ana", "bot": False},
+            "2": None,
+            "3": {"player_id": "p-cy", "name": "Cy", "bot": False},
+            "4": None,
+        },
+    }
+    server.push(lobby)
+    page.wait_for_selector('[data-testid="friends-lobby"]:not([hidden])')
+    assert page.inner_text('[data-testid="invite-code"]') == "K7Q2P"
+    assert "Cy" in page.inner_text('[data-testid="lobby-seat-3"]')
+    assert "Empty seat" in page.inner_text('[data-testid="lobby-seat-2"]')
+    page.click('[data-testid="fill-bots-button"]')
+    page.wait_for_timeout(100)
+    assert server.actions("fill_bots") == [{"action": "fill_bots"}]
+    server.push({**lobby, "host": "p-cy"})
+    page.wait_for_selector('[data-testid="fill-bots-button"]', state="hidden")
+    page.click('[data-testid="lobby-leave-button"]')
+    page.wait_for_timeout(100)
+    assert server.actions("leave") == [{"action": "leave"}]
+
+
+def test_table_renders_the_view(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+    at_table(page, server)
+    # rank then colour R, Y, K, B; 2s and jokers last
+    assert hand(page) == ["1R", "3B", "7R", "7Y", "7B", "9R", "9K", "13Y", "2Y", "JK"]
+    enabled = {
+        name: page.is_enabled(f'[data-testid="{name}-button"]')
+        for name in ("draw", "take-pile", "meld", "discard", "joker")
+    }
+    assert enabled == {
+        "draw": False,
+        "take-pile": False,
+        "meld": True,
+        "discard": True,
+        "joker": False,
+    }
+    assert page.get_attribute('[data-testid="seat-count-4"]', "data-count") == "14"
+    assert page.inner_text('[data-testid="seat-count-3"]') == "9 tiles"
+    assert page.get_attribute('[data-testid="seat-3"]', "data-role") == "partner"
+    assert page.get_attribute('[data-testid="seat-2"]', "data-role") == "opponent"
+    assert page.inner_text('[data-testid="stock-count"]') == "41"
+    assert page.inner_text('[data-testid="discard-count"]') == "2"
+    assert page.get_attribute('[data-testid="discard-top"] .tile', "data-tile") == "2R"
+    assert page.is_visible('[data-testid="pile-blocked"]')
+    # UI-1: six tiles compact with a yellow stripe, seven a red one
+    five = page.locator('[data-testid="meld-A-5"]')
+    assert five.get_attribute("data-compact") == "true"
+    assert five.get_attribute("data-stripe") == "yellow"
+    assert five.locator('[data-testid="meld-count"]').inner_text() == "×6"
+    assert page.get_attribute('[data-testid="meld-A-8"]', "data-stripe") == "red"
+    assert page.inner_text('[data-testid="meld-A-8"] [data-testid="meld-kind"]') == "Clean canasta"
+    assert page.inner_text('[data-testid="meld-B-6"] [data-testid="meld-kind"]') == "Dirty canasta"
+    assert page.get_attribute('[data-testid="meld-B-11"]', "data-compact") == "false"
+    assert page.get_attribute('[data-testid="bonus-threes-B"]', "data-count") == "2"
+    assert page.inner_text('[data-testid="opening-B"]') == "Opening needs 90 points"
+    assert page.get_attribute('[data-testid="opening-A"]', "data-opened") == "true"
+    assert page.inner_text('[data-testid="turn-indicator"]') == "Your turn"
+    assert re.fullmatch(r"0:4[0-2]", page.inner_text('[data-testid="turn-timer"]'))
+    assert page.get_attribute('[data-testid="seat-connected-2"]', "data-connected") == "true"
+    assert page.locator('[data-testid="suggestion"]').count() == 2
+    assert server.page_errors == []
+
+
+def test_moves_built_from_the_selection(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+
+    def answer(server: Server, message: dict[str, Any]) -> None:
+        if message.get("action") == "play":
+            server.push(view())
+
+    server.on_message = answer
+    at_table(page, server)
+
+    def pick(*tiles: str) -> None:
+        if page.is_visible('[data-testid="clear-selection"]'):
+            page.click('[data-testid="clear-selection"]')
+        for tile in tiles:
+            page.locator(
+                f'[data-testid="hand-tile"][data-tile="{tile}"]:not(.selected)'
+            ).first.click()
+
+    pick("7R", "7B", "JK")
+    page.click('[data-testid="meld-button"]')
+    pick("9R", "7Y", "2Y")  # wilds with two ranks: explained locally, nothing sent
+    page.click('[data-testid="meld-button"]')
+    assert "Wilds can join only one rank" in page.inner_text('[data-testid="error-text"]')
+    pick("2Y", "JK")  # only wilds: the meld of twos
+    page.click('[data-testid="meld-button"]')
+    pick("9K")
+    page.click('[data-testid="discard-button"]')
+    page.locator('[data-testid="suggestion"]').first.click()
+    page.wait_for_timeout(200)
+    moves = [m["move"] for m in server.actions("play")]
+    assert all(m["table_id"] == "t1" and m["version"] == 3 for m in server.actions("play"))
+    assert moves[0] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7B", "JK"]}]}
+    assert moves[1] == {"type": "meld", "melds": [{"rank": 2, "tiles": ["2Y", "JK"]}]}
+    assert moves[2] == {"type": "discard", "tile": "9K"}
+    assert moves[3] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]}
+
+
+def test_take_pile_and_draw(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+    legal = [
+        {"type": "draw"},
+        {"type": "take_pile", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]},
+        {"type": "joker_button"},
+    ]
+    at_table(
+        page, server, view(view={"phase": "draw", "discard": ["4K", "7K"], "legal_actions": legal})
+    )
+    assert page.is_enabled('[data-testid="take-pile-button"]')
+    assert page.is_enabled('[data-testid="joker-button"]')
+    page.locator('[data-testid="hand-tile"][data-tile="7R"]').click()
+    page.locator('[data-testid="hand-tile"][data-tile="7Y"]').click()
+    page.locator('[data-testid="hand-tile"][data-tile="2Y"]').click()
+    page.click('[data-testid="take-pile-button"]')
+    page.wait_for_timeout(100)
+    server.push(
+        view(version=4, view={"phase": "draw", "discard": ["4K", "7K"], "legal_actions": legal})
+    )
+    page.wait_for_timeout(100)
+    page.click('[data-testid="stock"]')
+    page.wait_for_timeout(100)
+    moves = [m["move"] for m in server.actions("play")]
+    assert moves == [
+        {"type": "take_pile", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "2Y"]}]},
+        {"type": "draw"},
+    ]
+
+
+def test_refusals_are_translated_and_stale_views_adopted(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    page = open_client()
+    at_table(page, server)
+    server.push({"type": "error", "code": "pile_blocked", "message": "PILE-2", "table_id": "t1"})
+    page.wait_for_selector('[data-testid="error-banner"]:not([hidden])')
+    assert (
+        page.inner_text('[data-testid="error-text"]')
+        == "The pile is blocked: a 2, 3 or joker is on top."
+    )
+    page.click("#error-close")
+    server.push(
+        {
+            "type": "error",
+            "code": "stale_version",
+            "message": "the table is at version 9",
+            "table_id": "t1",
+            "view": view(version=9, view={"stock_size": 30}),
+        }
+    )
+    page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '9'")
+    assert page.inner_text('[data-testid="stock-count"]') == "30"
+    assert page.is_hidden('[data-testid="error-banner"]')
+    # an older view never replaces a newer one
+    server.push(view(version=8, view={"stock_size": 31}))
+    page.wait_for_timeout(150)
+    assert page.inner_text('[data-testid="stock-count"]') == "30"
+    page.select_option('[data-testid="language-select"]', "fr")
+    server.push({"type": "error", "code": "cannot_go_out", "message": "OUT-1"})
+    page.wait_for_function(
+        "() => document.getElementById('error-text').textContent.includes('canasta')"
+    )
+    assert "Votre équipe" in page.inner_text('[data-testid="error-text"]')
+    server.push({"type": "error", "code": "some_new_code", "message": "?"})
+    page.wait_for_function(
+        "() => document.getElementById('error-text').textContent.includes('some_new_code')"
+    )
+    assert page.inner_text('[data-testid="error-text"]') != "some_new_code"
+
+
+def test_results(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+    at_table(page, server)
+    score = {
+        "melded": 455,
+        "canastas": 300,
+        "bonus_threes": 100,
+        "going_out": 100,
+        "hands": 0,
+        "total": 955,
+    }
+    other = {
+        "melded": 120,
+        "canastas": 0,
+        "bonus_threes": -200,
+        "going_out": 0,
+        "hands": -85,
+        "total": -165,
+    }
+    server.push(
+        {
+            "type": "round_result",
+            "table_id": "t1",
+            "round": 3,
+            "scores": {"A": score, "B": other},
+            "totals": {"A": 3200, "B": 1800},
+            "next": "end",
+            "seed": "s",
+            "commitment": "c",
+        }
+    )
+    server.push(
+        {
+            "type": "match_result",
+            "table_id": "t1",
+            "winner": "A",
+            "totals": {"A": 3200, "B": 1800},
+            "rounds_played": 3,
+            "rewards": {"1": 3000, "2": -3000, "3": 3000, "4": -3000},
+        }
+    )
+    page.wait_for_selector('[data-testid="round-result"]', state="visible")
+    assert page.inner_text('[data-testid="score-A-total"]') == "+955"
+    assert page.inner_text('[data-testid="score-B-hands"]') == "-85"
+    assert page.inner_text('[data-testid="total-A"]') == "3,200"
+    assert page.inner_text('[data-testid="round-next"]') == "The match is over."
+    page.click('[data-testid="round-result-close"]')
+    page.wait_for_selector('[data-testid="match-result"]', state="visible")
+    assert page.inner_text('[data-testid="match-verdict"]') == "Your team won!"
+    assert page.inner_text('[data-testid="match-reward"]') == "Your account: +3,000 points"
+    server.push(view(version=5, match={**view()["match"], "status": "finished"}))
+    page.click('[data-testid="match-result-lobby"]')
+    page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+
+
+def test_reconnects_and_resyncs(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+    at_table(page, server)
+    server.drop()
+    page.wait_for_selector('[data-testid="reconnect-banner"]:not([hidden])')
+    assert page.is_disabled('[data-testid="discard-button"]')
+    page.wait_for_selector('[data-testid="reconnect-banner"]', state="hidden", timeout=5000)
+    assert len(server.sockets) == 2
+    assert server.actions("sync") == [{"action": "sync"}, {"action": "sync"}]
+    server.push(view(version=4))
+    page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '4'")
+    assert page.is_enabled('[data-testid="discard-button"]')
+
+
+def test_url_parameters_override_the_config(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    page = open_client(
+        f"?ws=wss://game.example/prod&token={token('p-x', 'Xena')}", signed_in=False, config={}
+    )
+    connected(page, server)
+    assert server.urls[-1].startswith("wss://game.example/prod?token=v1.")
+    assert "token=" not in page.url
+    assert page.inner_text('[data-testid="connection-status"]') == "Online"
+
+
+def test_every_language_is_complete(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(signed_in=False)
+    missing = page.evaluate(
+        """async () => {
+            const { STRINGS } = await import('/web/i18n.js');
+            const keys = Object.keys(STRINGS.en);
+            const out = {};
+            for (const [lang, table] of Object.entries(STRINGS)) {
+                const gaps = keys.filter((k) => !(k in table));
+                const extra = Object.keys(table).filter((k) => !(k in STRINGS.en));
+                if (gaps.length || extra.length) out[lang] = { gaps, extra };
+            }
+            return out;
+        }"""
+    )
+    assert missing == {}
+    undefined = page.evaluate(
+        """async () => {
+            const { STRINGS } = await import('/web/i18n.js');
+            const attrs = ['data-i18n', 'data-i18n-aria', 'data-i18n-placeholder'];
+            return attrs.flatMap((a) => [...document.querySelectorAll(`[${a}]`)]
+                .map((el) => el.getAttribute(a)).filter((key) => !(key in STRINGS.en)));
+        }"""
+    )
+    assert undefined == []
+    codes = page.evaluate(
+        """async () => Object.keys((await import('/web/i18n.js')).STRINGS.en)
+            .filter((k) => k.startsWith('error.')).map((k) => k.slice(6))"""
+    )
+    from services.common.protocol import ServiceErrorCode
+    from shared_engine.errors import ERROR_CODES
+
+    assert set(ERROR_CODES) | set(get_args(ServiceErrorCode)) <= set(codes)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_language_switch_is_kept(
+    open_client: Callable[..., Any], server: Server, lang: str
+) -> None:
+    page = open_client()
+    at_table(page, server)
+    page.select_option('[data-testid="language-select"]', lang)
+    assert page.evaluate("localStorage.getItem('canasta.lang')") == lang
+    assert page.evaluate("document.documentElement.lang") == lang
+    text = page.inner_text("body")
+    assert "{" not in text and "error." not in text and "seat." not in text
+    page.reload()
+    page.wait_for_selector('[data-testid="connection-status"][data-state="online"]')
+    assert page.input_value('[data-testid="language-select"]') == lang
+
+
+def test_fits_a_phone(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(width=390)
+    at_table(page, server)
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+
+
+def test_sign_in_explains_what_is_missing(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(signed_in=False, config={})
+    page.wait_for_selector('[data-testid="signin-error"]:not([hidden])')
+    assert "?ws=wss://" in page.inner_text('[data-testid="signin-error"]')
+    page = open_client(signed_in=False)
+    page.fill('[data-testid="signin-name"]', "<script>")
+    page.click('[data-testid="signin-button"]')
+    page.wait_for_selector('[data-testid="signin-error"]:not([hidden])')
+    page.select_option('[data-testid="language-select"]', "it")
+    assert page.inner_text('[data-testid="signin-error"]') == (
+        "Un nome ha da 1 a 24 lettere, cifre o spazi."
+    )
+    assert server.urls == []
