@@ -7,6 +7,7 @@ given on the command line arrive as strings (``-c turnSeconds=45``), values in
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -53,6 +54,23 @@ def _bool(key: str, value: Any) -> bool:
     raise ConfigError(f"context {key!r} must be true or false, not {value!r}")
 
 
+def _stakes(key: str, value: Any) -> tuple[int, ...]:
+    """A list of arena stakes: JSON (``[100,500]``, cdk.json) or ``100,500`` on the command line."""
+    items = value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            items = json.loads(text) if text.startswith("[") else text.split(",")
+        except ValueError:
+            raise ConfigError(f"context {key!r} must be a list of stakes, not {value!r}") from None
+    if not isinstance(items, list | tuple) or not items:
+        raise ConfigError(f"context {key!r} must be a list of stakes, not {value!r}")
+    stakes = tuple(_int(key, item, 1, 1_000_000_000) for item in items)
+    if len(set(stakes)) != len(stakes) or len(stakes) > 10:
+        raise ConfigError(f"context {key!r} must hold 1-10 different stakes, not {value!r}")
+    return stakes
+
+
 def _int(key: str, value: Any, low: int, high: int) -> int:
     try:
         number = int(value)
@@ -85,6 +103,12 @@ class Config:
     api_gateway_logs_role: bool = True
     """Set the account's API Gateway CloudWatch Logs role (needed for WebSocket access logs)."""
     reserved_concurrency: bool = True
+    queue_seconds: int = 120
+    """How long a queued player waits before the ticket expires (``CANASTA_QUEUE_SECONDS``)."""
+    poll_seconds: int = 2
+    """How often a waiting ticket tries to form a table: the state machine's cost driver."""
+    arena_stakes: tuple[int, ...] = (100, 500, 1000)
+    """The arena's stakes (``CANASTA_ARENA_STAKES``); the web client must offer the same."""
 
     def __post_init__(self) -> None:
         if not STAGE_NAME.match(self.stage):
@@ -102,6 +126,10 @@ class Config:
         _int("throttleBurst", self.throttle_burst, 1, 5_000)
         _int("archiveRetentionDays", self.archive_retention_days, 0, 3650)
         _int("turnP99AlarmMs", self.turn_p99_alarm_ms, 10, 29_000)
+        # The bounds of the matchmaking service's settings (Settings.queue_seconds, …).
+        _int("queueSeconds", self.queue_seconds, 10, 3600)
+        _int("pollSeconds", self.poll_seconds, 1, 60)
+        _stakes("arenaStakes", list(self.arena_stakes))
 
     @property
     def production(self) -> bool:
@@ -134,6 +162,8 @@ class Config:
                 values[field.name] = str(raw)
             elif field.type in ("bool", "bool | None"):
                 values[field.name] = _bool(key, raw)
+            elif field.name == "arena_stakes":
+                values[field.name] = _stakes(key, raw)
             else:
                 values[field.name] = _int(key, raw, 0, 1_000_000)
         return cls(**values)
@@ -152,5 +182,8 @@ CONTEXT_KEYS = {
     "bundle": "bundle",
     "api_gateway_logs_role": "apiGatewayLogsRole",
     "reserved_concurrency": "reservedConcurrency",
+    "queue_seconds": "queueSeconds",
+    "poll_seconds": "pollSeconds",
+    "arena_stakes": "arenaStakes",
 }
 """Config field → CDK context key (the names documented in infra/README.md)."""

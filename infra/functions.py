@@ -10,10 +10,9 @@ so adding a service is adding specs here, not new wiring in the stack:
 - a state machine or another resource: a new capability flag here, and the
   grant that goes with it in ``stack.py`` (``_grant``).
 
-Matchmaking (routes ``queue``, ``leave``, ``create_table``, ``join_table``,
-``fill_bots``, ``balance``; the ``matchmaking`` consumer; a Step Functions
-state machine, ``constants.STATE_MACHINE``) and the ledger (the ``ledger``
-consumer) are the next to be added this way; their queues and rules already exist.
+Matchmaking and the ledger were added this way: their routes and consumers are
+specs, and the matchmaking state machine (``constants.STATE_MACHINE``) is two
+flags, ``starts_tickets`` and ``answers_tickets``, granted in ``stack.py``.
 
 Table actions are the DynamoDB API calls each service makes (read from its
 composition root and stores); ``TransactWriteItems`` is authorized per item,
@@ -61,6 +60,13 @@ class FunctionSpec:
     schedules_timers: bool = False
     """Creates turn-timer schedules (scheduler:CreateSchedule and iam:PassRole)."""
     reads_token_secret: bool = False
+    starts_tickets: bool = False
+    """states:StartExecution on the matchmaking state machine (a ticket per queued player)."""
+    answers_tickets: bool = False
+    """Answers the state machine's ``try_match`` tasks (SendTaskSuccess/SendTaskFailure)."""
+    external_api: bool = False
+    """Invoked directly by the platform's other modes: its ARN is a stack output and export,
+    and a managed policy allows ``lambda:InvokeFunction`` on it."""
     memory_mb: int = 256
     timeout_seconds: int = 10
     max_concurrency: int | None = None
@@ -186,6 +192,65 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         # Keeps capacity for the relay whatever the other functions do: every event
         # of the game loop passes through it.
         reserved_concurrency=10,
+    ),
+    "matchmaking-ws": FunctionSpec(
+        handler="services.matchmaking.handler.websocket",
+        service="matchmaking",
+        description="Queues, friends tables and balances: the lobby's messages",
+        routes=("queue", "leave", "create_table", "join_table", "fill_bots", "balance"),
+        tables={
+            # Queue entries (put on queue, deleted on leave) and lobbies (put, seats
+            # updated, read back for the lobby view).
+            constants.MATCHMAKING: (GET, PUT, UPDATE, DELETE),
+            # The guard item: where the player is (read), moved by conditional updates.
+            constants.PLAYERS: (GET, UPDATE),
+            # A full friends table or ``fill_bots`` creates the table item with its outbox.
+            constants.GAMES: (PUT,),
+            # ``balance`` and the arena's stake check read the account.
+            constants.LEDGER: (GET,),
+        },
+        pushes=True,
+        starts_tickets=True,
+    ),
+    "matchmaking-events": FunctionSpec(
+        handler="services.matchmaking.handler.events",
+        service="matchmaking",
+        description="try_match tasks of the tickets; MatchEnded, TableAborted, PlayerDisconnected",
+        queue="matchmaking",
+        tables={
+            # Reads a queue's oldest entries, deletes them as tables form or tickets
+            # expire, closes or frees lobby seats when a waiting player disconnects.
+            constants.MATCHMAKING: (GET, UPDATE, DELETE, QUERY),
+            # Seats players (conditional updates) and frees them when a match is over.
+            constants.PLAYERS: (GET, UPDATE),
+            # Forming a table creates its item with TableFormed in the outbox.
+            constants.GAMES: (PUT,),
+            # Arena stakes move to escrow in the same transaction (entries and balances).
+            constants.LEDGER: (PUT, UPDATE),
+        },
+        pushes=True,
+        answers_tickets=True,
+        timeout_seconds=30,
+        max_concurrency=10,
+    ),
+    "ledger-events": FunctionSpec(
+        handler="services.ledger.handler.events",
+        service="ledger",
+        description="MatchEnded and TableAborted: settle the match or refund the stakes",
+        queue="ledger",
+        # Bookings are transactions of create-only entries and balance updates.
+        tables={constants.LEDGER: (PUT, UPDATE)},
+        # LedgerSettled.
+        publishes=True,
+        timeout_seconds=30,
+        max_concurrency=5,
+    ),
+    "ledger-api": FunctionSpec(
+        handler="services.ledger.handler.api",
+        service="ledger",
+        description="Balances and bookings for the platform's other modes (invoked directly)",
+        tables={constants.LEDGER: (GET, PUT, UPDATE)},
+        external_api=True,
     ),
 }
 """Function key → spec; the key names the function (``<stage>-canasta-<key>``)."""

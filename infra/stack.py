@@ -1,4 +1,5 @@
-"""The whole backend in one stack: tables, bus, queues, timers, WebSocket API, functions, alarms.
+"""The whole backend in one stack: tables, bus, queues, timers, the matchmaking state machine,
+WebSocket API, functions, alarms.
 
 Names and keys come from ``services.common.constants`` (the module the local
 stack builds from too) and every function from ``infra.functions.FUNCTIONS``.
@@ -35,6 +36,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.assets import PLACEHOLDER, Assets
@@ -43,6 +45,7 @@ from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
 from infra.nag import acknowledge
 from services.common import constants
 from services.common.constants import TableSpec
+from services.matchmaking import flow
 
 RUNTIME = getattr(lambda_.Runtime, "PYTHON_3_13", None) or lambda_.Runtime.PYTHON_3_12
 PYTHON_VERSION = RUNTIME.name.removeprefix("python")
@@ -109,6 +112,11 @@ DASHBOARD_METRICS = (
     ("relay", "events_published"),
 )
 """(service, metric) of the custom metrics on the dashboard (namespace ``Canasta``)."""
+MATCHMAKING_METRICS = ("tickets_opened", "tables_formed", "tickets_expired")
+LEDGER_METRICS = ("ledger_settlements", "ledger_refunds")
+"""The matchmaking and ledger widgets' custom metrics (dimension ``service``)."""
+TICKETS = "matchmaking"
+"""The consumer whose queue carries the state machine's ``try_match`` tasks."""
 
 
 def _latest_python() -> lambda_.Runtime:
@@ -160,10 +168,12 @@ class CanastaStack(Stack):
         self.dead_letter_queues: dict[str, sqs.Queue] = {}
         self._consumer_queues()
         self._timers()
+        self._state_machine()
         self.token_secret = self._token_secret()
         self._websocket_api()
         code = lambda_.Code.from_asset(str(assets.code))
         self.layer = self._layer(assets)
+        self.invoke_policies: dict[str, iam.ManagedPolicy] = {}
         self.functions = {key: self._function(key, spec, code) for key, spec in FUNCTIONS.items()}
         self._routes()
         self._alarms()
@@ -316,6 +326,85 @@ class CanastaStack(Stack):
             iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.timer_queue.queue_arn])
         )
 
+    # --- matchmaking tickets ---------------------------------------------------------
+
+    def _state_machine(self) -> None:
+        """One execution per queue ticket, from the definition the local stack runs too.
+
+        Each pass sends a ``try_match`` task to the matchmaking queue and waits for
+        the answer (``.waitForTaskToken``); the role may do nothing else but log.
+        """
+        config = self.config
+        name = config.name(constants.STATE_MACHINE)
+        queue = self.queues[TICKETS]
+        self.state_machine_logs = logs.LogGroup(
+            self,
+            "MatchmakingStateMachineLogs",
+            # The vendedlogs prefix keeps the log group's resource policy small.
+            log_group_name=f"/aws/vendedlogs/states/{name}",
+            retention=RETENTION[config.log_retention_days],
+            removal_policy=self._removal,
+        )
+        role = iam.Role(
+            self,
+            "MatchmakingStateMachineRole",
+            description=f"Execution role of the state machine {name}",
+            assumed_by=iam.ServicePrincipal(
+                "states.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": self.account},
+                    "ArnLike": {
+                        "aws:SourceArn": self.format_arn(
+                            service="states",
+                            resource="stateMachine",
+                            resource_name=name,
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                    },
+                },
+            ),
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[queue.queue_arn])
+        )
+        self.state_machine = sfn.StateMachine(
+            self,
+            "MatchmakingStateMachine",
+            state_machine_name=name,
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            # CDK resolves the queue URL's token inside the string (an Fn::Join).
+            definition_body=sfn.DefinitionBody.from_string(flow.definition_json(queue.queue_url)),
+            role=role,
+            logs=sfn.LogOptions(
+                destination=self.state_machine_logs,
+                level=sfn.LogLevel.ALL,
+                # Tickets carry player names and task tokens; the execution history
+                # keeps inputs and outputs (90 days) for whoever needs them.
+                include_execution_data=False,
+            ),
+            tracing_enabled=config.tracing,
+        )
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Step Functions delivers its logs through CloudWatch Logs' log-delivery API "
+            "(logs:CreateLogDelivery, logs:PutResourcePolicy, ...), which has no "
+            "resource-level permissions"
+            + (
+                ", and so have X-Ray's PutTraceSegments and PutTelemetryRecords"
+                if config.tracing
+                else ""
+            )
+            + "; the role's only data access is sqs:SendMessage to the matchmaking queue.",
+        )
+        if not config.tracing:
+            acknowledge(
+                self.state_machine,
+                "AwsSolutions-SF2",
+                "X-Ray follows the tracing context key: off in this stage, like every "
+                "function's tracing; tickets are traced in the stages that turn it on.",
+            )
+
     # --- WebSocket API ---------------------------------------------------------------
 
     def _websocket_api(self) -> None:
@@ -455,6 +544,19 @@ class CanastaStack(Stack):
             )
         if spec.reads_token_secret:
             env["CANASTA_TOKEN_SECRET_ARN"] = self.token_secret.secret_arn
+        if spec.starts_tickets or spec.answers_tickets:
+            env.update(
+                {
+                    "CANASTA_STATE_MACHINE_ARN": self.state_machine.state_machine_arn,
+                    "CANASTA_MATCHMAKING_QUEUE_URL": self.queues[TICKETS].queue_url,
+                    "CANASTA_QUEUE_SECONDS": str(config.queue_seconds),
+                    "CANASTA_POLL_SECONDS": str(config.poll_seconds),
+                    # pydantic-settings reads a tuple setting as JSON.
+                    "CANASTA_ARENA_STAKES": json.dumps(
+                        list(config.arena_stakes), separators=(",", ":")
+                    ),
+                }
+            )
         return env
 
     def _function(self, key: str, spec: FunctionSpec, code: lambda_.Code) -> lambda_.Function:
@@ -494,6 +596,8 @@ class CanastaStack(Stack):
             reserved_concurrent_executions=reserved,
         )
         self._grant(function, role, spec)
+        if spec.external_api:
+            self._invoke_policy(key, function)
         if RUNTIME.name != _latest_python().name:
             acknowledge(
                 function,
@@ -526,6 +630,11 @@ class CanastaStack(Stack):
                     resources=[self.token_secret.secret_arn],
                 )
             )
+        if spec.starts_tickets:
+            self.state_machine.grant_start_execution(role)
+        if spec.answers_tickets:
+            # SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat on this state machine.
+            self.state_machine.grant_task_response(role)
         wildcards: list[tuple[str, str]] = []
         if spec.pushes:
             role.add_to_policy(
@@ -603,6 +712,20 @@ class CanastaStack(Stack):
             reasons.setdefault(finding, []).append(reason)
         for finding, texts in reasons.items():
             acknowledge(role, f"AwsSolutions-IAM5[{finding}]", " ".join(texts))
+
+    def _invoke_policy(self, key: str, function: lambda_.Function) -> None:
+        """What another mode's role attaches to call this function (lambda:InvokeFunction)."""
+        self.invoke_policies[key] = iam.ManagedPolicy(
+            self,
+            f"{pascal(key)}InvokePolicy",
+            managed_policy_name=self.config.name(f"canasta-{key}-invoke"),
+            description=f"Invoke {function_name(self.config, key)}: attach to a caller's role",
+            statements=[
+                iam.PolicyStatement(
+                    actions=["lambda:InvokeFunction"], resources=[function.function_arn]
+                )
+            ],
+        )
 
     def _stream_source(self, function: lambda_.Function, table_spec: TableSpec) -> None:
         """The outbox relay: only newly inserted items that carry an ``outbox`` attribute."""
@@ -723,6 +846,22 @@ class CanastaStack(Stack):
             periods=5,
             datapoints=3,
         )
+        machine = self.state_machine
+        self._alarm(
+            "MatchmakingExecutionsFailedAlarm",
+            "matchmaking-executions-failed",
+            machine.metric_failed(period=five_minutes, statistic="Sum"),
+            1,
+            "A matchmaking ticket failed (a try_match task unanswered for 300 s, or an error): "
+            "its player waits for nothing",
+        )
+        self._alarm(
+            "MatchmakingExecutionsTimedOutAlarm",
+            "matchmaking-executions-timed-out",
+            machine.metric_timed_out(period=five_minutes, statistic="Sum"),
+            1,
+            "A matchmaking ticket's execution timed out",
+        )
 
     def _dashboard(self) -> None:
         five_minutes = Duration.minutes(5)
@@ -782,6 +921,34 @@ class CanastaStack(Stack):
             ),
         )
 
+        def counts(service: str, names: tuple[str, ...]) -> list[cloudwatch.IMetric]:
+            return [
+                cloudwatch.Metric(
+                    namespace=METRICS_NAMESPACE,
+                    metric_name=name,
+                    dimensions_map={"service": service},
+                    statistic="Sum",
+                    period=five_minutes,
+                    label=name,
+                )
+                for name in names
+            ]
+
+        machine = self.state_machine
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Matchmaking",
+                left=counts("matchmaking", MATCHMAKING_METRICS),
+                right=[
+                    machine.metric_failed(period=five_minutes, label="executions failed"),
+                    machine.metric_timed_out(period=five_minutes, label="executions timed out"),
+                ],
+                width=8,
+                height=6,
+            ),
+            graph("Ledger", counts("ledger", LEDGER_METRICS)),
+        )
+
     def _outputs(self) -> None:
         CfnOutput(self, "WebSocketUrl", value=self.stage.url, description="wss:// URL of the stage")
         CfnOutput(
@@ -799,6 +966,27 @@ class CanastaStack(Stack):
             value=self.token_secret.secret_arn,
             description="The token signing key (python -m infra.player_token issues tokens)",
         )
+        CfnOutput(
+            self,
+            "MatchmakingStateMachineArn",
+            value=self.state_machine.state_machine_arn,
+            description="One execution per matchmaking ticket",
+        )
+        for key, policy in self.invoke_policies.items():
+            CfnOutput(
+                self,
+                f"{pascal(key)}Arn",
+                value=self.functions[key].function_arn,
+                description=f"{key}: other modes invoke it (lambda:InvokeFunction)",
+                export_name=self.config.name(f"canasta-{key}-arn"),
+            )
+            CfnOutput(
+                self,
+                f"{pascal(key)}InvokePolicyArn",
+                value=policy.managed_policy_arn,
+                description=f"Attach to a role that may invoke {key}",
+                export_name=self.config.name(f"canasta-{key}-invoke-policy-arn"),
+            )
 
 
 @jsii.implements(apigwv2.IAccessLogSettings)

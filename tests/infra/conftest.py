@@ -31,8 +31,16 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
     app = cdk.App(outdir=str(outdir), context=dict(SYNTH_DEFAULTS))
     configs = {
         "dev": Config(),
-        # The other branch of every switch: production, tracing on, another timer length.
-        "prod": Config(stage="prod", tracing=True, turn_seconds=45, turn_p99_alarm_ms=800),
+        # The other branch of every switch: production, tracing on, other timings and stakes.
+        "prod": Config(
+            stage="prod",
+            tracing=True,
+            turn_seconds=45,
+            turn_p99_alarm_ms=800,
+            queue_seconds=90,
+            poll_seconds=5,
+            arena_stakes=(100, 250),
+        ),
     }
     stacks = {stage: add_stack(app, c, build_dir / stage) for stage, c in configs.items()}
     add_checks(app)

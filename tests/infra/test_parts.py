@@ -40,6 +40,9 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         "bundle": "TRUE",
         "apiGatewayLogsRole": "false",
         "reservedConcurrency": False,
+        "queueSeconds": "90",
+        "pollSeconds": "5",
+        "arenaStakes": "100,250",
     }
     config = Config.from_context(given.get)
     assert config == Config(
@@ -54,8 +57,16 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         bundle=True,
         api_gateway_logs_role=False,
         reserved_concurrency=False,
+        queue_seconds=90,
+        poll_seconds=5,
+        arena_stakes=(100, 250),
     )
     assert config.protect_tables and config.retain_data
+
+
+@pytest.mark.parametrize("given", [[100, 250], "[100,250]", " 100, 250 ", (100, 250)])
+def test_arena_stakes_come_as_json_lists_or_comma_separated(given: Any) -> None:
+    assert Config.from_context({"arenaStakes": given}.get).arena_stakes == (100, 250)
 
 
 def test_deletion_protection_follows_the_stage_unless_set() -> None:
@@ -75,9 +86,18 @@ def test_deletion_protection_follows_the_stage_unless_set() -> None:
         ("logRetentionDays", "31"),
         ("tracing", "yes"),
         ("throttleRate", "0"),
+        ("queueSeconds", "5"),
+        ("pollSeconds", "0"),
+        ("pollSeconds", "61"),
+        ("arenaStakes", "[]"),
+        ("arenaStakes", "100,100"),
+        ("arenaStakes", "100,lots"),
+        ("arenaStakes", "[100,"),
+        ("arenaStakes", "0"),
+        ("arenaStakes", {"stake": 100}),
     ],
 )
-def test_bad_context_is_refused(key: str, value: str) -> None:
+def test_bad_context_is_refused(key: str, value: Any) -> None:
     with pytest.raises(ConfigError):
         Config.from_context({key: value}.get)
 
@@ -94,6 +114,23 @@ def test_every_config_field_has_a_context_key_documented() -> None:
 def test_queue_consumers_name_known_queues() -> None:
     for spec in FUNCTIONS.values():
         assert spec.queue is None or spec.queue == TIMERS or spec.queue in constants.CONSUMERS
+
+
+def test_the_matchmaking_defaults_are_the_services_own() -> None:
+    from services.common.settings import Settings
+
+    config, settings = Config(), Settings.model_fields
+    assert config.queue_seconds == settings["queue_seconds"].default
+    assert config.poll_seconds == settings["poll_seconds"].default
+    assert config.arena_stakes == settings["arena_stakes"].default
+
+
+def test_only_matchmaking_uses_the_state_machine_and_only_the_ledger_api_is_external() -> None:
+    starts = {k for k, s in FUNCTIONS.items() if s.starts_tickets}
+    answers = {k for k, s in FUNCTIONS.items() if s.answers_tickets}
+    assert (starts, answers) == ({"matchmaking-ws"}, {"matchmaking-events"})
+    assert FUNCTIONS["matchmaking-events"].queue == "matchmaking"
+    assert {k for k, s in FUNCTIONS.items() if s.external_api} == {"ledger-api"}
 
 
 def test_exactly_one_authorizer_and_each_route_once() -> None:

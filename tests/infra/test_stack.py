@@ -21,7 +21,47 @@ from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
 STAGES = ("dev", "prod")
-ROUTES = {"$connect", "$disconnect", "play", "sync", "$default"}
+LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "balance"}
+ROUTES = {"$connect", "$disconnect", "play", "sync", "$default", *LOBBY_ROUTES}
+GET, PUT, UPDATE, DELETE, QUERY = (
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:Query",
+)
+MATCHMAKING_AND_LEDGER = {
+    # key: (handler, trigger: routes or queue, table → actions as read from the services' code)
+    "matchmaking-ws": (
+        "services.matchmaking.handler.websocket",
+        LOBBY_ROUTES,
+        {
+            constants.MATCHMAKING: {GET, PUT, UPDATE, DELETE},
+            constants.PLAYERS: {GET, UPDATE},
+            constants.GAMES: {PUT},
+            constants.LEDGER: {GET},
+        },
+    ),
+    "matchmaking-events": (
+        "services.matchmaking.handler.events",
+        "matchmaking",
+        {
+            constants.MATCHMAKING: {GET, UPDATE, DELETE, QUERY},
+            constants.PLAYERS: {GET, UPDATE},
+            constants.GAMES: {PUT},
+            constants.LEDGER: {PUT, UPDATE},
+        },
+    ),
+    "ledger-events": (
+        "services.ledger.handler.events",
+        "ledger",
+        {constants.LEDGER: {PUT, UPDATE}},
+    ),
+    "ledger-api": ("services.ledger.handler.api", None, {constants.LEDGER: {GET, PUT, UPDATE}}),
+}
+"""The functions of matchmaking and the ledger, written out (not derived from the specs)."""
+SETTINGS = {"dev": (120, 2, (100, 500, 1000)), "prod": (90, 5, (100, 250))}
+"""stage → (queue seconds, poll seconds, arena stakes) as conftest configures them."""
 
 
 # --- template helpers ------------------------------------------------------------------
@@ -512,7 +552,7 @@ def test_the_turn_timer_schedule_group_and_scheduler_role(
 
 
 def test_no_allow_statement_has_a_wildcard_action(template: dict[str, Any]) -> None:
-    kinds = ("AWS::IAM::Policy", "AWS::SQS::QueuePolicy")
+    kinds = ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::SQS::QueuePolicy")
     for kind in kinds:
         for logical, policy in of_type(template, kind).items():
             for statement in statements(policy):
@@ -627,8 +667,13 @@ def test_outputs(template: dict[str, Any], stage: str) -> None:
         "GamesTableName",
         "ConnectionsTableName",
         "PlayersTableName",
+        "LedgerTableName",
+        "MatchmakingTableName",
         "EventBusName",
         "TokenSecretArn",
+        "MatchmakingStateMachineArn",
+        "LedgerApiArn",
+        "LedgerApiInvokePolicyArn",
     ):
         assert name in outputs
     url = outputs["WebSocketUrl"]["Value"]["Fn::Join"][1]
@@ -636,3 +681,248 @@ def test_outputs(template: dict[str, Any], stage: str) -> None:
     assert logical_ids(outputs["GamesTableName"]["Value"]) == {
         table_id(template, stage, constants.GAMES)
     }
+
+
+# --- matchmaking and the ledger ----------------------------------------------------------
+
+
+def state_machine_id(template: dict[str, Any], stage: str) -> str:
+    return named(
+        template,
+        "AWS::StepFunctions::StateMachine",
+        "StateMachineName",
+        f"{stage}-{constants.STATE_MACHINE}",
+    )
+
+
+@pytest.mark.parametrize("key", MATCHMAKING_AND_LEDGER)
+def test_the_matchmaking_and_ledger_functions_and_their_triggers(
+    template: dict[str, Any], stage: str, key: str
+) -> None:
+    handler, trigger, _ = MATCHMAKING_AND_LEDGER[key]
+    logical = function_id(template, stage, key)
+    function = props(template["Resources"][logical])
+    assert (function["Runtime"], function["Architectures"]) == ("python3.13", ["arm64"])
+    assert function["Handler"] == handler
+    routes = {
+        props(r)["RouteKey"]
+        for r in of_type(template, "AWS::ApiGatewayV2::Route").values()
+        for i in [template["Resources"][props(r)["Target"]["Fn::Join"][1][1]["Ref"]]]
+        if logical in logical_ids(props(i)["IntegrationUri"])
+    }
+    mappings = [
+        props(m)
+        for m in of_type(template, "AWS::Lambda::EventSourceMapping").values()
+        if logical_ids(props(m)["FunctionName"]) == {logical}
+    ]
+    if isinstance(trigger, set):
+        assert routes == trigger and not mappings
+    elif trigger is None:
+        assert not routes and not mappings  # invoked directly
+    else:
+        (mapping,) = mappings
+        assert not routes
+        queue = queue_id(template, stage, constants.queue_name(trigger))
+        assert logical_ids(mapping["EventSourceArn"]) == {queue}
+        assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+@pytest.mark.parametrize("key", MATCHMAKING_AND_LEDGER)
+def test_the_matchmaking_and_ledger_functions_touch_only_what_their_code_uses(
+    template: dict[str, Any], stage: str, key: str
+) -> None:
+    *_, tables = MATCHMAKING_AND_LEDGER[key]
+    assert _table_grants(template, stage, key) == tables
+    machine = state_machine_id(template, stage)
+    bus = next(iter(of_type(template, "AWS::Events::EventBus")))
+    own_logs = named(
+        template, "AWS::Logs::LogGroup", "LogGroupName", f"/aws/lambda/{stage}-canasta-{key}"
+    )
+    table_ids = {table_id(template, stage, spec) for spec in constants.TABLES}
+    expected_other = {
+        "matchmaking-ws": {
+            ("states:StartExecution",): machine,
+            ("execute-api:ManageConnections",): None,
+        },
+        "matchmaking-events": {
+            ("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"): (
+                machine
+            ),
+            ("execute-api:ManageConnections",): None,
+        },
+        "ledger-events": {("events:PutEvents",): bus},
+        "ledger-api": {},
+    }[key]
+    seen: set[tuple[str, ...]] = set()
+    for statement in function_statements(template, stage, key):
+        granted = tuple(actions(statement))
+        assert all("*" not in a for a in granted), granted
+        refs = logical_ids(statement["Resource"])
+        if refs & table_ids or refs == {own_logs}:
+            continue
+        if statement["Resource"] == "*":
+            assert stage == "prod" and set(granted) == {
+                "xray:PutTraceSegments",
+                "xray:PutTelemetryRecords",
+            }
+            continue
+        if granted[0].startswith("sqs:"):
+            queue = queue_id(
+                template, stage, constants.queue_name(str(MATCHMAKING_AND_LEDGER[key][1]))
+            )
+            assert refs == {queue} and not any(a.startswith("sqs:Send") for a in granted)
+            continue
+        assert granted in expected_other, (key, granted)
+        resource = expected_other[granted]
+        if resource is not None:
+            assert refs == {resource}, (key, granted)
+        seen.add(granted)
+    assert seen == set(expected_other), key
+
+
+def test_only_matchmaking_starts_and_answers_tickets(template: dict[str, Any], stage: str) -> None:
+    for key in FUNCTIONS:
+        states = {
+            a
+            for s in function_statements(template, stage, key)
+            for a in actions(s)
+            if a.startswith("states:")
+        }
+        expected = {
+            "matchmaking-ws": {"states:StartExecution"},
+            "matchmaking-events": {
+                "states:SendTaskSuccess",
+                "states:SendTaskFailure",
+                "states:SendTaskHeartbeat",
+            },
+        }.get(key, set())
+        assert states == expected, key
+
+
+def test_the_state_machine_runs_the_flow_definition_on_the_matchmaking_queue(
+    template: dict[str, Any], stage: str
+) -> None:
+    from services.matchmaking.flow import definition
+
+    machine = props(template["Resources"][state_machine_id(template, stage)])
+    queue = queue_id(template, stage, constants.queue_name("matchmaking"))
+    sentinel = "https://queue.example/matchmaking"
+    parts = machine["DefinitionString"]["Fn::Join"][1]
+    tokens = [part for part in parts if not isinstance(part, str)]
+    assert tokens and all(token == {"Ref": queue} for token in tokens)  # Ref of a queue: its URL
+    deployed = json.loads("".join(part if isinstance(part, str) else sentinel for part in parts))
+    expected = definition(sentinel)
+    assert deployed == expected
+    task = deployed["States"]["TryMatch"]
+    assert task["Resource"] == "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+    assert task["Parameters"]["QueueUrl"] == sentinel
+    assert machine["StateMachineType"] == "STANDARD"
+    assert machine["TracingConfiguration"] == {"Enabled": stage == "prod"}
+    logging = machine["LoggingConfiguration"]
+    assert logging["Level"] == "ALL"
+    (destination,) = logging["Destinations"]
+    log_group = named(
+        template,
+        "AWS::Logs::LogGroup",
+        "LogGroupName",
+        f"/aws/vendedlogs/states/{stage}-{constants.STATE_MACHINE}",
+    )
+    assert logical_ids(destination) == {log_group}
+    assert props(template["Resources"][log_group])["RetentionInDays"] == 30
+
+
+def test_the_state_machine_role_may_only_send_to_the_matchmaking_queue(
+    template: dict[str, Any], stage: str
+) -> None:
+    machine = props(template["Resources"][state_machine_id(template, stage)])
+    role = machine["RoleArn"]["Fn::GetAtt"][0]
+    (trust,) = props(template["Resources"][role])["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "states.amazonaws.com"}
+    assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]
+    source = trust["Condition"]["ArnLike"]["aws:SourceArn"]["Fn::Join"][1][-1]
+    assert source == f":stateMachine:{stage}-{constants.STATE_MACHINE}"
+    queue = queue_id(template, stage, constants.queue_name("matchmaking"))
+    data = [s for s in role_statements(template, role) if s["Resource"] != "*"]
+    assert [(actions(s), logical_ids(s["Resource"])) for s in data] == [
+        (["sqs:SendMessage"], {queue})
+    ]
+    # What Step Functions needs on "*" to deliver logs (and traces): nothing that reads data.
+    starred = {
+        a for s in role_statements(template, role) if s["Resource"] == "*" for a in actions(s)
+    }
+    assert all(a.startswith(("logs:", "xray:")) for a in starred), starred
+    assert any(a.startswith("xray:") for a in starred) is (stage == "prod")
+
+
+@pytest.mark.parametrize("key", ["matchmaking-ws", "matchmaking-events"])
+def test_matchmaking_functions_know_the_state_machine_queue_and_timings(
+    template: dict[str, Any], stage: str, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.common.settings import Settings
+
+    env = props(template["Resources"][function_id(template, stage, key)])["Environment"][
+        "Variables"
+    ]
+    assert env["CANASTA_STATE_MACHINE_ARN"] == {"Ref": state_machine_id(template, stage)}
+    queue = queue_id(template, stage, constants.queue_name("matchmaking"))
+    assert env["CANASTA_MATCHMAKING_QUEUE_URL"] == {"Ref": queue}
+    plain = {k: v for k, v in env.items() if k.startswith("CANASTA_") and isinstance(v, str)}
+    for name, value in plain.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings()
+    assert (settings.queue_seconds, settings.poll_seconds, settings.arena_stakes) == SETTINGS[stage]
+
+
+def test_only_matchmaking_functions_get_the_ticket_settings(
+    template: dict[str, Any], stage: str
+) -> None:
+    for key, spec in FUNCTIONS.items():
+        env = props(template["Resources"][function_id(template, stage, key)])["Environment"][
+            "Variables"
+        ]
+        tickets = {"CANASTA_STATE_MACHINE_ARN", "CANASTA_MATCHMAKING_QUEUE_URL"} & env.keys()
+        assert bool(tickets) is (spec.starts_tickets or spec.answers_tickets), key
+
+
+def test_the_ledger_api_can_be_granted_to_other_modes(template: dict[str, Any], stage: str) -> None:
+    api = function_id(template, stage, "ledger-api")
+    outputs = template["Outputs"]
+    assert outputs["LedgerApiArn"]["Value"] == {"Fn::GetAtt": [api, "Arn"]}
+    assert outputs["LedgerApiArn"]["Export"] == {"Name": f"{stage}-canasta-ledger-api-arn"}
+    policy_id = named(
+        template,
+        "AWS::IAM::ManagedPolicy",
+        "ManagedPolicyName",
+        f"{stage}-canasta-ledger-api-invoke",
+    )
+    assert outputs["LedgerApiInvokePolicyArn"]["Value"] == {"Ref": policy_id}
+    (statement,) = statements(template["Resources"][policy_id])
+    assert actions(statement) == ["lambda:InvokeFunction"]
+    assert statement["Resource"] == {"Fn::GetAtt": [api, "Arn"]}
+    # Attached to no role of this stack: it is for the callers' roles.
+    assert not props(template["Resources"][policy_id]).get("Roles")
+
+
+def test_the_state_machine_alarms(template: dict[str, Any], stage: str) -> None:
+    machine = state_machine_id(template, stage)
+    watched = {
+        alarm["MetricName"]
+        for alarm in _alarms(template)
+        if alarm["Namespace"] == "AWS/States" and logical_ids(alarm["Dimensions"]) == {machine}
+    }
+    assert watched == {"ExecutionsFailed", "ExecutionsTimedOut"}
+    for alarm in _alarms(template):
+        if alarm["Namespace"] == "AWS/States":
+            assert alarm["Threshold"] == 1
+            assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
+def test_the_dashboard_shows_matchmaking_and_the_ledger(template: dict[str, Any]) -> None:
+    (dashboard,) = of_type(template, "AWS::CloudWatch::Dashboard").values()
+    parts = props(dashboard)["DashboardBody"]["Fn::Join"][1]
+    body = json.loads("".join(p if isinstance(p, str) else "token" for p in parts))
+    widgets = {w["properties"]["title"]: w["properties"] for w in body["widgets"]}
+    matchmaking = json.dumps(widgets["Matchmaking"]["metrics"])
+    for text in ("tickets_opened", "tables_formed", "ExecutionsFailed", "ExecutionsTimedOut"):
+        assert text in matchmaking, text
+    assert "ledger_settlements" in json.dumps(widgets["Ledger"]["metrics"])
