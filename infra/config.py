@@ -105,7 +105,7 @@ class Config:
     reserved_concurrency: bool = True
     queue_seconds: int = 120
     """How long a queued player waits before the ticket expires (``CANASTA_QUEUE_SECONDS``)."""
-    poll_seconds: int = 2
+    poll_seconds: int = 10
     """How often a waiting ticket tries to form a table: the state machine's cost driver."""
     arena_stakes: tuple[int, ...] = (100, 500, 1000)
     """The arena's stakes (``CANASTA_ARENA_STAKES``); the web client must offer the same."""

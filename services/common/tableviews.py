@@ -58,11 +58,20 @@ class ViewPusher:
     def send(self, connection_id: str, message: dict[str, Any]) -> bool:
         return self._pusher.send(connection_id, message)
 
-    def push_views(self, table: TableRecord, last_action: dict[str, Any] | None = None) -> int:
-        """Sends each connected seat its view; returns how many were delivered."""
+    def push_views(
+        self,
+        table: TableRecord,
+        last_action: dict[str, Any] | None = None,
+        state: RoundState | None = None,
+    ) -> int:
+        """Sends each connected seat its view; returns how many were delivered.
+
+        ``state`` is ``table.state`` already parsed, if the caller has it.
+        """
         if table.state is None:
             return 0
-        state = loads(table.state)
+        if state is None:
+            state = loads(table.state)
         delivered = 0
         for seat in SEATS:
             connection = table.connections.get(seat)

@@ -7,8 +7,6 @@ being at the previous round. A duplicate or late event therefore deals nothing.
 
 from __future__ import annotations
 
-from contextlib import suppress
-
 from services.common import constants
 from services.common.adapters import Clock, Entropy, TurnTimers
 from services.common.events import RoundScored, RoundStarted, TableFormed
@@ -49,7 +47,13 @@ class DealService:
         self._turn_seconds = turn_seconds
 
     def table_formed(self, event: TableFormed) -> None:
-        """Make sure the table exists (matchmaking usually wrote it), then deal round 1."""
+        """Make sure the table exists, point its seats at the players' connections, deal round 1.
+
+        Matchmaking usually wrote the table and seated the players in the same
+        transaction; a table this call creates seats its players here. A late or
+        repeated ``TableFormed`` moves nobody: only players who sit at this table
+        get their connection attached to their seat.
+        """
         table = TableRecord(
             table_id=event.table_id,
             mode=event.mode,
@@ -58,12 +62,23 @@ class DealService:
             seats={int(seat): player for seat, player in event.seats.items()},
             updated_at=self._clock.now(),
         )
-        with suppress(AlreadyDone):
+        created = True
+        try:
             self._store.create_table(table)
+        except AlreadyDone:
+            created = False
         for seat, player in table.seats.items():
             if player.bot:
                 continue
-            seated = self._presence.seat_player(player.player_id, player.name, table.table_id, seat)
+            if created:
+                seated = self._presence.seat_player(
+                    player.player_id, player.name, table.table_id, seat
+                )
+            else:
+                found = self._presence.get_player(player.player_id)
+                if found is None or found.table_id != table.table_id:
+                    continue
+                seated = found
             if seated.connection_id is not None:
                 self._store.set_connection(table.table_id, seat, seated.connection_id)
         self.deal(event.table_id, 1)

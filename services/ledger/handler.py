@@ -9,13 +9,14 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from services.common.events import EventEnvelope, MatchEnded, TableAborted
 from services.common.observability import Observability
 from services.common.runtime import Clients, process_batch
 from services.common.settings import Settings
 from services.ledger.app import LedgerService
+from services.ledger.book import InsufficientFunds
 from services.ledger.root import build
 
 obs = Observability("ledger")
@@ -64,11 +65,18 @@ LedgerRequest = TypeAdapter(Annotated[BalanceQuery | Booking, Field(discriminato
 
 @obs.handler
 def api(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    request = LedgerRequest.validate_python(event)
-    if isinstance(request, BalanceQuery):
-        balance = service().balance(request.account)
-    else:
-        balance = service().post(
-            request.account, request.idempotency_key, request.points, request.jokers
-        )
+    """Answers every request; refusals are answers (``error``), not function errors."""
+    try:
+        request = LedgerRequest.validate_python(event)
+    except ValidationError as exc:
+        return {"error": "malformed", "message": str(exc.errors()[0]["msg"])}
+    try:
+        if isinstance(request, BalanceQuery):
+            balance = service().balance(request.account)
+        else:
+            balance = service().post(
+                request.account, request.idempotency_key, request.points, request.jokers
+            )
+    except InsufficientFunds:
+        return {"account": request.account, "error": "insufficient_balance"}
     return {"account": request.account, "points": balance.points, "jokers": balance.jokers}

@@ -65,6 +65,18 @@ def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
     return f"{mode.value}:{variant}:{stake}"
 
 
+def _entry(ticket: dict[str, Any]) -> Entry:
+    """The queue entry a state machine ticket stands for."""
+    return Entry(
+        queue_key=ticket["queue_key"],
+        sk=ticket["sk"],
+        player_id=ticket["player_id"],
+        name=ticket["name"],
+        ticket=ticket["ticket"],
+        expires_at=float(ticket["expires_at"]),
+    )
+
+
 class Conflict(Exception):
     """A conditional write lost a race; the caller re-reads and decides again."""
 
@@ -400,14 +412,7 @@ class MatchmakingService:
 
     def try_match(self, ticket: dict[str, Any]) -> str:
         """One pass of a ticket: seated, gone, expired or waiting."""
-        entry = Entry(
-            queue_key=ticket["queue_key"],
-            sk=ticket["sk"],
-            player_id=ticket["player_id"],
-            name=ticket["name"],
-            ticket=ticket["ticket"],
-            expires_at=float(ticket["expires_at"]),
-        )
+        entry = _entry(ticket)
         player = self._store.player(entry.player_id)
         if player.get("ticket", {}).get("S") == entry.ticket:
             self.form_tables(entry.queue_key)
@@ -420,8 +425,20 @@ class MatchmakingService:
         return "waiting"
 
     def answer_task(self, ticket: dict[str, Any], task_token: str) -> None:
+        """Answer one pass; a task already answered or timed out needs no answer any more."""
         status = self.try_match(ticket)
-        self._machine.send_task_success(taskToken=task_token, output=json.dumps({"status": status}))
+        try:
+            self._machine.send_task_success(
+                taskToken=task_token, output=json.dumps({"status": status})
+            )
+        except Exception as exc:
+            if error_code(exc) not in ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist"):
+                raise
+            self._telemetry.info("task answered before", reason=error_code(exc))
+
+    def abandon(self, ticket: dict[str, Any]) -> None:
+        """The state machine gave up on a ticket: the player leaves the queue and is told."""
+        self._expire(_entry(ticket), "timeout")
 
     def match_over(self, event: MatchEnded | TableAborted) -> None:
         """Free every seated player to queue again."""

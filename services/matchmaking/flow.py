@@ -5,7 +5,12 @@ stack and the tests run the very same one on moto. Each pass sends a
 ``try_match`` task to the matchmaking queue and waits for the service's answer
 (``.waitForTaskToken``): seated, gone (left or disconnected), expired, or
 waiting — then it waits ``poll_seconds`` and tries again. The wait is durable:
-a deploy or a crashed function loses no ticket.
+a deploy or a crashed function loses no ticket; a task that is never answered
+is retried, then abandoned, which takes the player out of the queue.
+
+Tables form when players arrive (each new ticket's first pass seats the
+oldest four), so the polling only has to notice expiry: ``poll_seconds`` can
+be long, and Step Functions transitions are most of matchmaking's cost.
 """
 
 from __future__ import annotations
@@ -32,7 +37,28 @@ def definition(queue_url: str) -> dict[str, Any]:
                 },
                 "ResultPath": "$.outcome",
                 "TimeoutSeconds": 300,
+                "Retry": [
+                    {
+                        "ErrorEquals": ["States.Timeout", "States.TaskFailed"],
+                        "IntervalSeconds": 5,
+                        "MaxAttempts": 2,
+                        "BackoffRate": 2.0,
+                    }
+                ],
+                "Catch": [
+                    {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Abandon"}
+                ],
                 "Next": "Outcome",
+            },
+            "Abandon": {
+                "Comment": "No answer came: take the ticket out of the queue, tell the player.",
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Parameters": {
+                    "QueueUrl": queue_url,
+                    "MessageBody": {"kind": "abandon", "ticket.$": "$.ticket"},
+                },
+                "Next": "Expired",
             },
             "Outcome": {
                 "Type": "Choice",

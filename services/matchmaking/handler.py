@@ -40,10 +40,20 @@ def websocket(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return {"statusCode": 200}
 
 
+class AbandonTask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    ticket: dict[str, Any]
+
+
 def _on_message(body: dict[str, Any]) -> None:
     if body.get("kind") == "try_match":
         task = TryMatchTask.model_validate(body)
         service().answer_task(task.ticket, task.task_token)
+        return
+    if body.get("kind") == "abandon":
+        service().abandon(AbandonTask.model_validate(body).ticket)
         return
     detail = EventEnvelope.model_validate(body).parsed()
     if isinstance(detail, (MatchEnded, TableAborted)):

@@ -51,6 +51,8 @@ class Applied:
 
     table: TableRecord
     last_action: dict[str, Any]
+    state: RoundState | None
+    """``table.state`` parsed, so that one invocation parses a state once (None: no round)."""
 
 
 class TurnService:
@@ -163,11 +165,13 @@ class TurnService:
         """TABLE-2: the timer of a turn fired; auto-play it unless it is already over."""
         self._telemetry.annotate(table_id=table_id)
         table = self._store.get_table(table_id)
-        if table is None or table.turn_started != turn_started or not self._running(table):
+        state = _state_of(table)
+        if table is None or table.turn_started != turn_started or not self._running(table, state):
             self._telemetry.count("timers_stale")
             return
         self._telemetry.count("timers_expired")
-        applied = self._auto_play(table)
+        assert state is not None
+        applied = self._auto_play(table, state)
         if applied is not None:
             self._after(applied)
 
@@ -182,17 +186,14 @@ class TurnService:
         table = self._store.get_table(table_id)
         if table is None or table.state is None:
             return
-        applied = self._advance_absent(Applied(table, {}))
+        applied = self._advance_absent(Applied(table, {}, loads(table.state)))
         self._after(applied, advance=False)
 
     # --- the write path ------------------------------------------------------------
 
-    def _running(self, table: TableRecord) -> bool:
-        return (
-            table.status == "playing"
-            and table.state is not None
-            and not loads(table.state).round_over
-        )
+    def _running(self, table: TableRecord, state: RoundState | None) -> bool:
+        """Whether a round is being played at the table (``state``: its parsed state)."""
+        return table.status == "playing" and state is not None and not state.round_over
 
     def _commit(
         self,
@@ -256,14 +257,14 @@ class TurnService:
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
-        return Applied(new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto})
+        return Applied(
+            new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto}, after
+        )
 
     def _play_turn(
-        self, table: TableRecord, policy: Callable[[RoundState, int], Action]
+        self, table: TableRecord, before: RoundState, policy: Callable[[RoundState, int], Action]
     ) -> Applied | None:
         """Play the whole turn of the seat to play with ``policy``, in one write."""
-        assert table.state is not None
-        before = loads(table.state)
         seat = before.turn
         moves: list[tuple[int, Action, RoundState]] = []
         state = before
@@ -276,9 +277,9 @@ class TurnService:
         except VersionConflict:
             return None
 
-    def _auto_play(self, table: TableRecord) -> Applied | None:
+    def _auto_play(self, table: TableRecord, state: RoundState) -> Applied | None:
         """TABLE-2: draw (if due), then discard, for an absent or timed-out seat."""
-        applied = self._play_turn(table, auto_play_step)
+        applied = self._play_turn(table, state, auto_play_step)
         if applied is not None:
             self._telemetry.count("auto_played_turns")
         return applied
@@ -290,20 +291,19 @@ class TurnService:
         which sees only what its seat may see; absent players get auto-play.
         """
         for _ in range(AUTO_PLAY_LIMIT):
-            table = applied.table
-            if not self._running(table):
+            table, state = applied.table, applied.state
+            if state is None or not self._running(table, state):
                 break
-            assert table.state is not None
-            seat = loads(table.state).turn
+            seat = state.turn
             bot = table.seats[seat].bot
             if not bot and table.connections.get(seat) is not None:
                 break
-            self._views.push_views(table, applied.last_action or None)
+            self._views.push_views(table, applied.last_action or None, state)
             if bot:
-                nxt = self._play_turn(table, greedy_policy)
+                nxt = self._play_turn(table, state, greedy_policy)
                 self._telemetry.count("bot_turns")
             else:
-                nxt = self._auto_play(table)
+                nxt = self._auto_play(table, state)
             if nxt is None:
                 break
             applied = nxt
@@ -312,10 +312,18 @@ class TurnService:
     def _after(self, applied: Applied, *, advance: bool = True) -> None:
         if advance:
             applied = self._advance_absent(applied)
-        table = applied.table
-        if self._timers is not None and table.turn_deadline is not None and self._running(table):
+        table, state = applied.table, applied.state
+        # A turn's timer is set when the turn begins (its first write, turn_started = version);
+        # later moves of the same turn (a draw, a meld) keep it: scheduling again is a call
+        # that can only answer "already exists".
+        if (
+            self._timers is not None
+            and table.turn_deadline is not None
+            and table.turn_started == table.version
+            and self._running(table, state)
+        ):
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(table, applied.last_action or None)
+        self._views.push_views(table, applied.last_action or None, state)
 
     # --- answers ----------------------------------------------------------------------
 
@@ -335,3 +343,7 @@ class TurnService:
                 "stale_version", f"the table is at version {table.version}", table.table_id, view
             ),
         )
+
+
+def _state_of(table: TableRecord | None) -> RoundState | None:
+    return loads(table.state) if table is not None and table.state is not None else None

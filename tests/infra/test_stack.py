@@ -60,7 +60,7 @@ MATCHMAKING_AND_LEDGER = {
     "ledger-api": ("services.ledger.handler.api", None, {constants.LEDGER: {GET, PUT, UPDATE}}),
 }
 """The functions of matchmaking and the ledger, written out (not derived from the specs)."""
-SETTINGS = {"dev": (120, 2, (100, 500, 1000)), "prod": (90, 5, (100, 250))}
+SETTINGS = {"dev": (120, 10, (100, 500, 1000)), "prod": (90, 5, (100, 250))}
 """stage → (queue seconds, poll seconds, arena stakes) as conftest configures them."""
 
 
