@@ -23,7 +23,7 @@ help:
 	@echo "make test      lint, type-check, run the tests and the conformance scenarios"
 	@echo "make lint      ruff check + mypy"
 	@echo "make fmt       ruff format + ruff check --fix"
-	@echo "make bench     engine benchmarks"
+	@echo "make bench     performance and cost figures in one table (QUICK=1: fewer repeats)"
 	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
 	@echo "make install   create $(VENV) and install the project with dev and test tools"
 	@echo "make clean     remove caches and build output (distclean also removes $(VENV))"
@@ -81,8 +81,9 @@ fmt: install
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# Engine, cold start, warm handlers on in-process moto, cost per match: docs/performance.md.
 bench: install
-	$(PY) -m benchmarks.engine
+	$(PY) -m benchmarks $(if $(QUICK),--quick)
 
 # The CDK app (infra/README.md): needs node; CONTEXT passes -c key=value as the cdk CLI does.
 CONTEXT ?=

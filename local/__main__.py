@@ -17,6 +17,7 @@ import secrets
 import socket
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 from aiohttp import web
@@ -29,6 +30,7 @@ from services.ledger import handler as ledger_handler
 from services.matchmaking.store import MatchmakingStore
 
 log = logging.getLogger("canasta.local")
+HOUSEKEEPING_SECONDS = 30
 
 
 class Relay:
@@ -52,9 +54,13 @@ def port_free(host: str, port: int) -> bool:
 
 def dispatch_forever(aws: LocalAws, stop: threading.Event, interval: float) -> None:
     """What AWS event source mappings do, as a polling loop; errors are logged, never fatal."""
+    tidied = time.monotonic()
     while not stop.is_set():
         try:
             delivered = aws.dispatcher.pump()
+            if time.monotonic() - tidied > HOUSEKEEPING_SECONDS:
+                aws.housekeeping()
+                tidied = time.monotonic()
         except Exception:
             log.exception("dispatcher pass failed")
             delivered = 0

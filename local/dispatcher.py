@@ -90,7 +90,7 @@ class Dispatcher:
         self._routes = {name: load(path) for name, path in (routes or ROUTES).items()}
         self._relay = load(RELAY)
         self._clock = clock
-        self._iterators: dict[str, str] = {}
+        self._last_sequence: dict[str, str] = {}
         self._due: dict[str, tuple[float, str]] = {}
         self._pending: list[dict[str, Any]] = []
         self.errors: list[str] = []
@@ -98,21 +98,33 @@ class Dispatcher:
     # --- the stream -------------------------------------------------------------
 
     def _stream_records(self) -> list[dict[str, Any]]:
+        """New records of the games table's stream, read from a fresh iterator each time.
+
+        A fresh iterator after the last sequence number seen, never a kept one:
+        moto undoes a cancelled transaction by putting back a copy of the table,
+        and an iterator kept from before would go on reading the discarded copy.
+        """
         shards = self._streams.describe_stream(StreamArn=self._stream_arn)["StreamDescription"][
             "Shards"
         ]
         records: list[dict[str, Any]] = []
         for shard in shards:
             shard_id = shard["ShardId"]
-            iterator = (
-                self._iterators.get(shard_id)
-                or self._streams.get_shard_iterator(
-                    StreamArn=self._stream_arn, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
-                )["ShardIterator"]
+            last = self._last_sequence.get(shard_id)
+            position: dict[str, Any] = (
+                {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": last}
+                if last
+                else {"ShardIteratorType": "TRIM_HORIZON"}
             )
-            response = self._streams.get_records(ShardIterator=iterator)
-            self._iterators[shard_id] = response.get("NextShardIterator") or iterator
-            records.extend(response["Records"])
+            iterator = self._streams.get_shard_iterator(
+                StreamArn=self._stream_arn, ShardId=shard_id, **position
+            )["ShardIterator"]
+            found = self._streams.get_records(ShardIterator=iterator)["Records"]
+            if found:
+                self._last_sequence[shard_id] = max(
+                    (r["dynamodb"]["SequenceNumber"] for r in found), key=int
+                )
+            records.extend(found)
         return records
 
     def pump_stream(self) -> int:

@@ -79,6 +79,7 @@ const en = {
   "queueLeft.left": "You left the queue.",
   "queueLeft.timeout": "No table formed in time. Please try again.",
   "queueLeft.disconnected": "You were taken out of the queue after a disconnection.",
+  "queueLeft.closed": "The host closed the table.",
 
   "mode.one_round": "One round",
   "mode.three_rounds": "Three rounds",
@@ -303,6 +304,7 @@ const fr = {
   "queueLeft.left": "Vous avez quitté la file d'attente.",
   "queueLeft.timeout": "Aucune table n'a pu être formée à temps. Veuillez réessayer.",
   "queueLeft.disconnected": "Vous avez été retiré de la file d'attente après une déconnexion.",
+  "queueLeft.closed": "L'hôte a fermé la table.",
 
   "mode.one_round": "Une manche",
   "mode.three_rounds": "Trois manches",
@@ -527,6 +529,7 @@ const it = {
   "queueLeft.left": "Hai lasciato la coda.",
   "queueLeft.timeout": "Nessun tavolo formato in tempo. Riprova.",
   "queueLeft.disconnected": "Sei stato tolto dalla coda dopo una disconnessione.",
+  "queueLeft.closed": "L'host ha chiuso il tavolo.",
 
   "mode.one_round": "Una mano",
   "mode.three_rounds": "Tre mani",
@@ -751,6 +754,7 @@ const pl = {
   "queueLeft.left": "Opuszczono kolejkę.",
   "queueLeft.timeout": "Nie udało się skompletować stołu na czas. Spróbuj ponownie.",
   "queueLeft.disconnected": "Usunięto cię z kolejki po rozłączeniu.",
+  "queueLeft.closed": "Gospodarz zamknął stół.",
 
   "mode.one_round": "Jedna runda",
   "mode.three_rounds": "Trzy rundy",
@@ -975,6 +979,7 @@ const hu = {
   "queueLeft.left": "Kiléptél a sorból.",
   "queueLeft.timeout": "Nem állt össze időben asztal. Próbáld újra.",
   "queueLeft.disconnected": "A kapcsolat megszakadása miatt kikerültél a sorból.",
+  "queueLeft.closed": "A házigazda bezárta az asztalt.",
 
   "mode.one_round": "Egy forduló",
   "mode.three_rounds": "Három forduló",
@@ -1199,6 +1204,7 @@ const ro = {
   "queueLeft.left": "Ai ieșit din coadă.",
   "queueLeft.timeout": "Nu s-a format nicio masă la timp. Încearcă din nou.",
   "queueLeft.disconnected": "Ai fost scos din coadă după o deconectare.",
+  "queueLeft.closed": "Gazda a închis masa.",
 
   "mode.one_round": "O rundă",
   "mode.three_rounds": "Trei runde",

@@ -201,10 +201,11 @@ class QueuedMessage(_Message):
 
 
 class QueueLeftMessage(_Message):
-    """The player is no longer waiting: they left, their ticket timed out, or they disconnected."""
+    """The player is no longer waiting: they left, their ticket timed out, they
+    disconnected, or the host closed the friends table they had joined."""
 
     type: Literal["queue_left"] = "queue_left"
-    reason: Literal["left", "timeout", "disconnected"]
+    reason: Literal["left", "timeout", "disconnected", "closed"]
 
 
 class LobbyView(_Message):

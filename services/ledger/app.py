@@ -17,7 +17,15 @@ from services.common.adapters import Clock, Publisher
 from services.common.events import LedgerSettled, MatchEnded, SeatPlayer, TableAborted
 from services.common.store import Outbound
 from services.common.telemetry import Telemetry
-from services.ledger.book import AlreadyBooked, Balance, Ledger, Posting, escrow_account
+from services.ledger.book import (
+    AlreadyBooked,
+    Balance,
+    Ledger,
+    Posting,
+    Purpose,
+    escrow_account,
+    match_account,
+)
 from shared_engine import MatchMode, account_rewards
 
 SOURCE = f"{constants.EVENT_SOURCE}.ledger"
@@ -28,11 +36,18 @@ def account_of(player: SeatPlayer) -> str:
     return HOUSE_BOTS if player.bot else player.player_id
 
 
+def closing(table_id: str, purpose: Purpose) -> Posting:
+    """A match is settled or refunded once, whichever comes first: the create-only
+    marker that every booking of the match's end carries makes any later one a
+    duplicate (a second MatchEnded, a refund after the payout, or the reverse)."""
+    return Posting(match_account(table_id), f"{table_id}:closed", purpose, match=table_id)
+
+
 def settlement(event: MatchEnded) -> list[Posting]:
     """The postings that settle a match; their keys are (match, player, purpose)."""
     winner = 0 if event.winner == "A" else 1
     rewards = account_rewards(event.mode, winner, event.rounds_played, event.stake)
-    postings: list[Posting] = []
+    postings = [closing(event.table_id, "settlement")]
     for seat_key, player in sorted(event.seats.items()):
         seat = int(seat_key)
         amount = rewards[seat]
@@ -75,7 +90,7 @@ def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Post
 
 
 def refund(event: TableAborted) -> list[Posting]:
-    postings: list[Posting] = []
+    postings = [closing(event.table_id, "refund")]
     for seat_key, player in sorted(event.seats.items()):
         key = f"{event.table_id}:refund:{seat_key}"
         postings.append(
@@ -126,14 +141,21 @@ class LedgerService:
     def _settle(
         self, table_id: str, purpose: Literal["settlement", "refund"], postings: list[Posting]
     ) -> None:
+        """Book the match's end once; announce what was booked.
+
+        A duplicate books and announces nothing: ``LedgerSettled`` is for
+        observers, and must never report changes the ledger does not hold.
+        """
         try:
             self._ledger.book(postings, self._clock.now())
-            self._telemetry.count(f"ledger_{purpose}s")
         except AlreadyBooked:
             self._telemetry.info("booking skipped", reason="already booked", purpose=purpose)
+            return
+        self._telemetry.count(f"ledger_{purpose}s")
         changes: dict[str, int] = {}
         for p in postings:
-            changes[p.account] = changes.get(p.account, 0) + p.points
+            if p.points:
+                changes[p.account] = changes.get(p.account, 0) + p.points
         settled = LedgerSettled(table_id=table_id, purpose=purpose, changes=changes)
         self._publisher.publish([Outbound("LedgerSettled", settled.model_dump(), SOURCE)])
 

@@ -37,6 +37,11 @@ def escrow_account(table_id: str) -> str:
     return f"escrow:{table_id}"
 
 
+def match_account(table_id: str) -> str:
+    """Holds no points: its entries mark what happened once to a match (its closing)."""
+    return f"match:{table_id}"
+
+
 @dataclass(frozen=True)
 class Posting:
     """One entry: ``points``/``jokers`` change ``account``; ``key`` makes it happen once."""

@@ -206,18 +206,34 @@ class MatchmakingService:
         if "lobby" in player:
             lobby = self._store.lobby(player["lobby"]["S"])
             if lobby is not None and lobby.status == "forming":
-                members = [p.player_id for p in lobby.seats.values() if not p.bot]
-                try:
-                    self._store.transact(self._store.leave_lobby_items(lobby, player_id))
-                except Exception as exc:
-                    if error_code(exc) != TRANSACTION_CANCELLED:
-                        raise
-                if connection_id:
-                    self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
-                self._show_lobby(lobby.code, [m for m in members if m != player_id])
+                self._leave_lobby(lobby, player_id, connection_id, reason)
             return
         if connection_id:
             self._refuse(connection_id, "not_queued", "you are not waiting for a table")
+
+    def _leave_lobby(
+        self, lobby: Lobby, player_id: str, connection_id: str | None, reason: str
+    ) -> None:
+        """A guest frees their seat; the host closes the lobby and every guest is told."""
+        members = [
+            p.player_id for p in lobby.seats.values() if not p.bot and p.player_id != player_id
+        ]
+        try:
+            self._store.transact(self._store.leave_lobby_items(lobby, player_id))
+        except Exception as exc:
+            if error_code(exc) != TRANSACTION_CANCELLED:
+                raise
+            return
+        if connection_id:
+            self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
+        if player_id != lobby.host:
+            self._show_lobby(lobby.code, members)
+            return
+        closed = QueueLeftMessage(reason="closed").model_dump()
+        for member in members:
+            connection = self._store.player(member).get("connection_id", {}).get("S")
+            if connection:
+                self._pusher.send(connection, closed)
 
     def create_table(
         self, player_id: str, name: str, connection_id: str, message: CreateTable

@@ -165,12 +165,12 @@ class TurnService:
         """TABLE-2: the timer of a turn fired; auto-play it unless it is already over."""
         self._telemetry.annotate(table_id=table_id)
         table = self._store.get_table(table_id)
-        state = _state_of(table)
-        if table is None or table.turn_started != turn_started or not self._running(table, state):
+        due = table is not None and table.turn_started == turn_started
+        state = _state_of(table) if due else None
+        if table is None or state is None or not self._running(table, state):
             self._telemetry.count("timers_stale")
             return
         self._telemetry.count("timers_expired")
-        assert state is not None
         applied = self._auto_play(table, state)
         if applied is not None:
             self._after(applied)

@@ -1,0 +1,293 @@
+"""Cold start figures: handler import time, and the first invocation of the turn handler.
+
+Every sample is a fresh interpreter (a subprocess), so nothing is imported or
+cached beforehand; each figure is the median of the repeats.
+
+Bytecode decides much of an import's cost, so it is controlled: each child
+runs with ``PYTHONPYCACHEPREFIX`` pointing to a private directory, never to
+the ``__pycache__`` folders of the checkout.
+
+* **with .pyc**: every module (standard library, dependencies, the project)
+  has its bytecode cached, as in a package that ships compiled files.
+* **as deployed**: only the standard library and boto3/botocore (the Lambda
+  runtime's) have bytecode; the project and the dependency layer are
+  compiled at every cold start, because ``infra/assets.py`` ships them
+  without ``.pyc`` (``pip --no-compile``, caches removed) and a function's
+  code directory is read-only, so nothing compiled is kept.
+
+The first invocation is ``services.turn.handler.websocket`` playing a move
+at a dealt table under in-process moto (``mock_aws``): the handler's import,
+boto3's import (the services import it lazily, on first use), then the first
+call, which creates the DynamoDB, Scheduler and API Gateway management
+clients and makes the move's calls; the second call is shown beside it. The
+table is set up through a separate boto3 session, so the handler's clients
+load their service models themselves. Not counted: moto's own import, which
+also imports parts of botocore the first call would otherwise import (a few
+modules; most of a client's cost is loading its service model).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.report import Figure, median
+
+SECTION = "Lambda cold start (fresh interpreter)"
+HANDLERS = ("connect", "turn", "deal", "score", "relay", "matchmaking", "ledger")
+TARGET_IMPORT_SECONDS = 0.3
+REPO = Path(__file__).resolve().parent.parent
+RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
+"""Packages the Lambda Python runtime provides (with their bytecode)."""
+
+IMPORT_CHILD = """
+import json, time
+w, c = time.perf_counter(), time.process_time()
+import {module}
+print(json.dumps({{"wall": time.perf_counter() - w, "cpu": time.process_time() - c}}))
+"""
+
+FIRST_CALL_CHILD = """
+import json, time
+clock = lambda: (time.perf_counter(), time.process_time())
+t0 = clock()
+import services.turn.handler as handler
+t1 = clock()
+import boto3
+t2 = clock()
+from benchmarks.coldstart import prepare_first_call
+first, second, context = prepare_first_call()
+t3 = clock()
+handler.websocket(first, context)
+t4 = clock()
+handler.websocket(second, context)
+t5 = clock()
+span = lambda a, b: {"wall": b[0] - a[0], "cpu": b[1] - a[1]}
+print(json.dumps({"import": span(t0, t1), "boto3": span(t1, t2), "first": span(t3, t4),
+                  "second": span(t4, t5)}))
+"""
+
+
+def _run(code: str, env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"child failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _child_env(prefix: Path, *, write: bool = False) -> dict[str, str]:
+    from benchmarks.handlers import environment
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CANASTA_", "PYTHON"))}
+    env.update(environment())
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    env["PYTHONPATH"] = str(REPO)
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def bytecode_prefixes(root: Path) -> tuple[Path, Path]:
+    """Two bytecode caches: everything compiled, and only what the Lambda runtime ships."""
+    warm = root / "with-pyc"
+    modules = ", ".join(f"services.{name}.handler" for name in HANDLERS)
+    _run(f"import {modules}; print('{{}}')", _child_env(warm, write=True))
+    _run(FIRST_CALL_CHILD, _child_env(warm, write=True))
+    deployed = root / "as-deployed"
+    shutil.copytree(warm, deployed)
+    site = deployed / sysconfig.get_paths()["purelib"].lstrip("/")
+    for child in site.iterdir():
+        if not child.name.startswith(RUNTIME_PACKAGES):
+            _remove(child)
+    checkout = deployed / str(REPO).lstrip("/")
+    for child in checkout.iterdir():
+        if child.name != ".venv":  # the venv's site-packages were sorted out above
+            _remove(child)
+    return warm, deployed
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def import_times(module: str, prefix: Path, repeats: int) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of importing ``module`` in a fresh interpreter."""
+    runs = [_run(IMPORT_CHILD.format(module=module), _child_env(prefix)) for _ in range(repeats)]
+    return median(r["wall"] for r in runs), median(r["cpu"] for r in runs)
+
+
+def first_call_times(prefix: Path, repeats: int) -> dict[str, tuple[float, float]]:
+    runs = [_run(FIRST_CALL_CHILD, _child_env(prefix)) for _ in range(repeats)]
+    return {
+        part: (median(r[part]["wall"] for r in runs), median(r[part]["cpu"] for r in runs))
+        for part in ("import", "boto3", "first", "second")
+    }
+
+
+def prepare_first_call() -> tuple[dict[str, Any], dict[str, Any], Any]:
+    """In the child: start moto, deal a table through a separate session, return two moves."""
+    import boto3
+    from moto import mock_aws
+
+    from benchmarks.handlers import (
+        ACCOUNT,
+        REGION,
+        WEBSOCKET_ENDPOINT,
+        LambdaContext,
+        websocket_event,
+    )
+    from services.common import constants
+    from services.common.events import SeatPlayer
+    from services.common.records import TableRecord
+    from services.common.store import GameStore
+    from shared_engine import MatchMode, action_to_wire, apply, dumps, start_round
+    from shared_engine.bots import heuristic_policy
+
+    mock_aws().start()
+    session = boto3.session.Session(region_name=REGION)
+    dynamodb = session.client("dynamodb")
+    for spec in constants.TABLES:
+        dynamodb.create_table(**constants.create_table_request(spec))
+    queue = session.client("sqs").create_queue(QueueName=constants.TIMER_QUEUE)["QueueUrl"]
+    session.client("scheduler").create_schedule_group(Name=constants.SCHEDULE_GROUP)
+    # moto loads a service's backend on its first request: not the handler's cost.
+    session.client("apigatewaymanagementapi", endpoint_url=WEBSOCKET_ENDPOINT).post_to_connection(
+        ConnectionId="warm-up", Data=b"{}"
+    )
+    os.environ["CANASTA_TIMER_QUEUE_ARN"] = (
+        f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue.rsplit('/', 1)[-1]}"
+    )
+    os.environ["CANASTA_SCHEDULER_ROLE_ARN"] = f"arn:aws:iam::{ACCOUNT}:role/canasta-bench"
+    players = {s: SeatPlayer(player_id=f"player-{s}", name=f"Player {s}") for s in (1, 2, 3, 4)}
+    state = start_round("cold-start", dealer=4)
+    GameStore(dynamodb, constants.GAMES.name).create_table(
+        TableRecord(
+            table_id="cold",
+            mode=MatchMode.THREE_ROUNDS,
+            variant="twos-meld",
+            stake=0,
+            seats=players,
+            version=1,
+            round=1,
+            state=dumps(state),
+            connections={s: f"conn-{s}" for s in players},
+            turn_started=1,
+        )
+    )
+    events = []
+    for version in (1, 2):
+        seat = state.turn
+        action = heuristic_policy(state, seat)
+        body = {
+            "action": "play",
+            "table_id": "cold",
+            "version": version,
+            "move": action_to_wire(action),
+        }
+        authorizer = {"player_id": players[seat].player_id, "name": players[seat].name}
+        events.append(websocket_event(f"conn-{seat}", "play", json.dumps(body), authorizer))
+        state, _ = apply(state, seat, action)
+    return events[0], events[1], LambdaContext("turn-websocket")
+
+
+def figures(repeats: int = 5) -> list[Figure]:
+    """CPU seconds lead (what an idle core takes); wall seconds, which a busy machine
+    stretches, are in the notes."""
+    out: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="canasta-bench-") as tmp:
+        warm, deployed = bytecode_prefixes(Path(tmp))
+        cached = {
+            name: import_times(f"services.{name}.handler", warm, repeats) for name in HANDLERS
+        }
+        for name in HANDLERS:
+            wall, cpu = cached[name]
+            verdict = "ok" if cpu < TARGET_IMPORT_SECONDS else "OVER TARGET"
+            out.append(
+                Figure(
+                    SECTION,
+                    f"import services.{name}.handler, CPU s",
+                    cpu,
+                    "{:.3f}",
+                    f"with .pyc; wall {wall:.3f}; target < {TARGET_IMPORT_SECONDS}: {verdict}",
+                )
+            )
+        raw = {
+            name: import_times(f"services.{name}.handler", deployed, repeats) for name in HANDLERS
+        }
+        slowest = max(raw, key=lambda name: raw[name][1])
+        fastest = min(raw, key=lambda name: raw[name][1])
+        verdict = "ok" if raw[slowest][1] < TARGET_IMPORT_SECONDS else "OVER TARGET"
+        out.append(
+            Figure(
+                SECTION,
+                "import as deployed (no .pyc), slowest, CPU s",
+                raw[slowest][1],
+                "{:.3f}",
+                f"{slowest}; fastest {fastest} {raw[fastest][1]:.3f}; {verdict} "
+                "(infra/assets.py ships no bytecode)",
+            )
+        )
+        first = first_call_times(warm, repeats)
+        total = sum(first[part][1] for part in ("import", "boto3", "first"))
+        out += [
+            Figure(
+                SECTION,
+                "turn: import boto3 at first use, CPU s",
+                first["boto3"][1],
+                "{:.3f}",
+                f"wall {first['boto3'][0]:.3f}",
+            ),
+            Figure(
+                SECTION,
+                "turn: first play call, CPU s",
+                first["first"][1],
+                "{:.3f}",
+                f"3 clients created + the move's calls; wall {first['first'][0]:.3f}; "
+                f"the second call {first['second'][1]:.3f}",
+            ),
+            Figure(
+                SECTION,
+                "turn: first invocation, CPU s",
+                total,
+                "{:.3f}",
+                "import + boto3 + first call, with .pyc, in-process moto; wall "
+                f"{sum(first[p][0] for p in ('import', 'boto3', 'first')):.3f}",
+            ),
+        ]
+    return out
+
+
+def main(argv: Sequence[str]) -> int:
+    import argparse
+
+    from benchmarks.report import table
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    print(table(figures(args.repeats), f"cold start: medians of {args.repeats} fresh interpreters"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,561 @@
+"""Warm handler figures: whole matches through the real handler functions, in-process moto.
+
+Four players connect (the authorizer, then ``$connect``), queue for a
+three-round match (the matchmaking route, then the state machine's
+``try_match`` passes), and play it with the heuristic bot choosing each move;
+every move is a ``play`` message to ``services.turn.handler.websocket`` in
+API Gateway's event shape, with the authorizer's context. In between, a small
+in-process platform does what AWS does between the functions, as production
+is configured (``infra/``):
+
+* the games table's stream feeds the relay, filtered to inserted items that
+  carry an ``outbox`` (the event source mapping's filter);
+* EventBridge delivers to the consumer queues (moto's rules and SQS targets,
+  created by ``local.resources``), and each queue's messages go to its
+  consumer in SQS-shaped batches;
+* every turn's timer fires once, after its turn is over (schedules are never
+  cancelled), and the turn service's ``timers`` handler gets it.
+
+Every handler invocation is metered (``benchmarks.meter``): AWS calls by
+type, capacity units from the real item sizes, pushes, events, and time
+(wall and CPU, with the share spent inside AWS calls).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+WEBSOCKET_ENDPOINT = "https://bench.execute-api.us-east-1.amazonaws.com/prod"
+TOKEN_SECRET = "benchmark-token-secret"
+MODE = "three_rounds"
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+def environment() -> dict[str, str]:
+    """What the CDK stack sets on each function, for in-process moto."""
+    return {
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+        "CANASTA_WEBSOCKET_ENDPOINT": WEBSOCKET_ENDPOINT,
+        "CANASTA_TOKEN_SECRET": TOKEN_SECRET,
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "Canasta",
+        "POWERTOOLS_LOG_LEVEL": "ERROR",
+    }
+
+
+@contextlib.contextmanager
+def patched_environment(values: dict[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    for name in list(os.environ):
+        if name.startswith(("CANASTA_", "AWS_ENDPOINT_URL", "AWS_PROFILE")):
+            del os.environ[name]
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def stored_item(table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    """An item as moto stores it, read from its backend (no AWS call, nothing metered)."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    item = dynamodb_backends[ACCOUNT][REGION].get_item(table, key)
+    return None if item is None else item.to_json()["Attributes"]
+
+
+def stored_bytes() -> dict[str, int]:
+    """Billable storage of every table: item sizes plus DynamoDB's 100 bytes per item."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    from benchmarks.meter import item_size
+
+    backend = dynamodb_backends[ACCOUNT][REGION]
+    return {
+        name: sum(item_size(i.to_json()["Attributes"]) + 100 for i in table.all_items())
+        for name, table in backend.tables.items()
+    }
+
+
+def forget_pushed_data() -> None:
+    """moto keeps every byte posted to a connection; drop it so a long match stays flat."""
+    from moto.apigatewaymanagementapi.models import apigatewaymanagementapi_backends
+
+    for backend in apigatewaymanagementapi_backends[ACCOUNT].values():
+        backend.connections.clear()
+
+
+@dataclass
+class LambdaContext:
+    """What Powertools reads from a Lambda context object."""
+
+    function_name: str
+    memory_limit_in_mb: int = 256
+    aws_request_id: str = "bench"
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function_name}"
+
+
+def websocket_event(
+    connection_id: str, route: str, body: str | None, authorizer: dict[str, Any] | None
+) -> dict[str, Any]:
+    """An API Gateway WebSocket event as a route's function receives it."""
+    return {
+        "requestContext": {
+            "connectionId": connection_id,
+            "routeKey": route,
+            "eventType": "MESSAGE" if body is not None else route.strip("$").upper(),
+            "authorizer": authorizer,
+            "apiId": "bench",
+            "stage": "prod",
+            "requestTimeEpoch": int(time.time() * 1000),
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def sqs_event(bodies: list[tuple[str, str]]) -> dict[str, Any]:
+    return {
+        "Records": [
+            {"messageId": mid, "receiptHandle": mid, "body": body, "eventSource": "aws:sqs"}
+            for mid, body in bodies
+        ]
+    }
+
+
+@dataclass
+class PlatformCounts:
+    """What the platform did between the functions (billed, but by no function's call)."""
+
+    sqs_messages: Counter[str] = field(default_factory=Counter)
+    """Messages delivered to each queue (each: a send, a receive and a delete)."""
+    timers_fired: int = 0
+    """EventBridge Scheduler invocations: one per schedule, when it fires."""
+    try_match_passes: int = 0
+    """State machine passes (TryMatch → Outcome → Wait or a final state)."""
+    inbound_messages: int = 0
+    """Client messages through the WebSocket API (routes other than $connect/$disconnect)."""
+    stream_records: int = 0
+
+
+class Platform:
+    """In-process stand-in for the event source mappings, EventBridge and the Scheduler."""
+
+    QUEUE_ROUTES: ClassVar[dict[str, tuple[str, str, str]]] = {
+        # queue key → (function, module, attribute)
+        "deal": ("deal.events", "services.deal.handler", "events"),
+        "score": ("score.events", "services.score.handler", "events"),
+        "turn-events": ("turn.events", "services.turn.handler", "events"),
+        "ledger": ("ledger.events", "services.ledger.handler", "events"),
+        "matchmaking": ("matchmaking.events", "services.matchmaking.handler", "events"),
+        "timers": ("turn.timers", "services.turn.handler", "timers"),
+    }
+
+    def __init__(self, meter: Any, resources: Any, client: Callable[[str], Any]) -> None:
+        import importlib
+
+        self.meter = meter
+        self.resources = resources
+        self.sqs = client("sqs")
+        self.streams = client("dynamodbstreams")
+        self.scheduler = client("scheduler")
+        self.counts = PlatformCounts()
+        self.errors: list[str] = []
+        self._iterators: dict[str, str] = {}
+        self._dropped = 0
+        self.handlers: dict[str, Handler] = {
+            name: getattr(importlib.import_module(module), attribute)
+            for name, module, attribute in self.QUEUE_ROUTES.values()
+        }
+        self.handlers["relay.stream"] = importlib.import_module("services.relay.handler").stream
+
+    def invoke(self, function: str, kind: str, handler: Handler, event: dict[str, Any]) -> Any:
+        """One metered Lambda invocation (stdout, where Powertools writes metrics, muted)."""
+        with (
+            self.meter.metering(function, kind) as invocation,
+            contextlib.redirect_stdout(io.StringIO()),
+        ):
+            result = handler(event, LambdaContext(function))
+        invocation.records = len(event.get("Records", ()))
+        failures = result.get("batchItemFailures") if isinstance(result, dict) else None
+        if failures:
+            invocation.error = f"{len(failures)} failed record(s)"
+            self.errors.append(f"{function} ({kind}): {failures}")
+        forget_pushed_data()
+        return result
+
+    # --- the stream ---------------------------------------------------------------
+
+    def _stream_records(self) -> list[dict[str, Any]]:
+        arn = self.resources.stream_arn
+        shards = self.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        records: list[dict[str, Any]] = []
+        for shard in shards:
+            shard_id = shard["ShardId"]
+            iterator = (
+                self._iterators.get(shard_id)
+                or self.streams.get_shard_iterator(
+                    StreamArn=arn, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
+                )["ShardIterator"]
+            )
+            response = self.streams.get_records(ShardIterator=iterator)
+            self._iterators[shard_id] = response.get("NextShardIterator") or iterator
+            records.extend(response["Records"])
+        return records
+
+    def _drop_read_records(self) -> None:
+        """Stand in for the stream's 24-hour retention: moto keeps every record (with copies
+        of the items) and copies them all with the table at every transaction."""
+        from moto.dynamodb.models import dynamodb_backends
+
+        from services.common.constants import GAMES
+
+        shard = dynamodb_backends[ACCOUNT][REGION].get_table(GAMES.name).stream_shard
+        for index in range(self._dropped, len(shard.items)):
+            shard.items[index] = None
+        self._dropped = len(shard.items)
+
+    def pump_stream(self) -> int:
+        records = self._stream_records()
+        self._drop_read_records()
+        self.counts.stream_records += len(records)
+        matching = [
+            {**r, "eventSource": "aws:dynamodb", "eventSourceARN": self.resources.stream_arn}
+            for r in records
+            if r.get("eventName") == "INSERT" and "outbox" in r["dynamodb"].get("NewImage", {})
+        ]
+        for start in range(0, len(matching), 10):
+            batch = matching[start : start + 10]
+            kinds = sorted({r["dynamodb"]["Keys"]["sk"]["S"].split("#")[0] for r in batch})
+            self.invoke(
+                "relay.stream", "+".join(kinds), self.handlers["relay.stream"], {"Records": batch}
+            )
+        return len(matching)
+
+    # --- queues ---------------------------------------------------------------------
+
+    def pump_queue(self, key: str) -> int:
+        url = self.resources.queues[key]
+        messages = self.sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0
+        ).get("Messages", [])
+        if not messages:
+            return 0
+        function = self.QUEUE_ROUTES[key][0]
+        kinds = sorted({_message_kind(m["Body"]) for m in messages})
+        self.counts.sqs_messages[key] += len(messages)
+        self.invoke(
+            function,
+            "+".join(kinds),
+            self.handlers[function],
+            sqs_event([(m["MessageId"], m["Body"]) for m in messages]),
+        )
+        for m in messages:
+            self.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        return len(messages)
+
+    def send_task(self, ticket: dict[str, Any]) -> None:
+        """What the state machine's TryMatch state does: a task message with its token."""
+        self.counts.try_match_passes += 1
+        body = {"kind": "try_match", "ticket": ticket, "task_token": f"token-{ticket['ticket']}"}
+        self.sqs.send_message(
+            QueueUrl=self.resources.queues["matchmaking"], MessageBody=json.dumps(body)
+        )
+
+    # --- timers ---------------------------------------------------------------------
+
+    def fire_timers(self, keep: set[str]) -> int:
+        """Fire every schedule except those named in ``keep`` (the turns still running)."""
+        from services.common.constants import SCHEDULE_GROUP
+
+        group, fired = SCHEDULE_GROUP, 0
+        for summary in self.scheduler.list_schedules(GroupName=group).get("Schedules", []):
+            name = summary["Name"]
+            if name in keep:
+                continue
+            schedule = self.scheduler.get_schedule(GroupName=group, Name=name)
+            self.sqs.send_message(
+                QueueUrl=self.resources.queues["timers"], MessageBody=schedule["Target"]["Input"]
+            )
+            self.scheduler.delete_schedule(GroupName=group, Name=name)
+            fired += 1
+        self.counts.timers_fired += fired
+        return fired
+
+    def settle(self, limit: int = 200) -> None:
+        """Deliver until nothing is left to deliver."""
+        for _ in range(limit):
+            delivered = self.pump_stream()
+            for key in self.QUEUE_ROUTES:
+                delivered += self.pump_queue(key)
+            if not delivered:
+                return
+        raise RuntimeError("the platform did not settle")
+
+
+def _message_kind(body: str) -> str:
+    raw = json.loads(body)
+    if raw.get("kind") == "try_match":
+        return "try_match"
+    if "turn_started" in raw and "detail-type" not in raw:
+        return "timer"
+    return str(raw.get("detail-type", "?"))
+
+
+@dataclass
+class MatchRun:
+    """One match played through the handlers: its invocations and what the platform did."""
+
+    invocations: list[Any]
+    counts: PlatformCounts
+    rounds: int
+    actions: int
+    seconds: float
+    errors: list[str]
+    largest_items: dict[str, int]
+    """The largest item written, by table and kind (``canasta-games:TABLE``, ...)."""
+    stored_bytes: dict[str, int]
+    """What the account stores once the match is over, by table (item bytes + 100 each)."""
+
+
+class Match:
+    """Plays matches through the handlers, each on a fresh in-process moto account.
+
+    The handler modules, their services and their clients are created once and
+    stay warm from one match to the next, as in a warm Lambda environment; the
+    accounts are fresh so that moto's own costs (it copies a whole table for
+    every transaction) do not grow from match to match.
+    """
+
+    def __init__(self) -> None:
+        import boto3
+        import moto  # noqa: F401 - registers its botocore stub, which sessions pick up when created
+
+        from benchmarks.meter import Meter
+
+        boto3.setup_default_session(region_name=REGION)
+        self.meter = Meter(stored_item)
+        self.meter.install(boto3.DEFAULT_SESSION.events)
+        self._wired = False
+
+    @staticmethod
+    def client(name: str) -> Any:
+        import boto3
+
+        return boto3.client(name, region_name=REGION)
+
+    @contextlib.contextmanager
+    def account(self) -> Iterator[None]:
+        """A fresh moto account with every resource; the handlers are wired on first use."""
+        from moto import mock_aws
+
+        from local.aws import reset_handlers
+        from local.resources import create_resources
+        from services.common.settings import Settings
+        from services.common.store import GameStore
+
+        # Keep boto3's default session: the meter's hooks are on it, the warm clients come from it.
+        with mock_aws(config={"core": {"reset_boto3_session": False}}):
+            self.resources = create_resources(Settings(), self.client)
+            os.environ.update(
+                {
+                    "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
+                    "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
+                    "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,
+                    "CANASTA_MATCHMAKING_QUEUE_URL": self.resources.queues["matchmaking"],
+                }
+            )
+            if not self._wired:
+                reset_handlers()
+                self._wired = True
+            self.settings = Settings()
+            self.platform = Platform(self.meter, self.resources, self.client)
+            self.games = GameStore(self.client("dynamodb"), self.settings.games_table)
+            yield
+
+    def play(self, number: int, mode: str = MODE) -> MatchRun:
+        """One match of four connected players, each move chosen by the bot."""
+        import services.connect.handler as connect
+        import services.matchmaking.handler as matchmaking
+        import services.turn.handler as turn
+        from services.common.auth import Identity, issue_token
+        from shared_engine import action_to_wire, loads
+        from shared_engine.bots import heuristic_policy
+
+        platform = self.platform
+        platform.counts = PlatformCounts()
+        platform.errors = []
+        start_invocations = len(self.meter.invocations)
+        start = time.perf_counter()
+        players = [(f"m{number:03d}-player-{seat}", f"Player {seat}") for seat in (1, 2, 3, 4)]
+        context = self._context = {}
+        connection = self._connection = {}
+        for player_id, name in players:
+            token = issue_token(TOKEN_SECRET.encode(), Identity(player_id, name), time.time(), 3600)
+            policy = platform.invoke(
+                "connect.authorize",
+                "$connect",
+                connect.authorize,
+                {
+                    "type": "REQUEST",
+                    "methodArn": f"arn:aws:execute-api:{REGION}:{ACCOUNT}:bench/prod/$connect",
+                    "queryStringParameters": {"token": token},
+                },
+            )
+            context[player_id] = {**policy["context"], "principalId": policy["principalId"]}
+            connection[player_id] = f"conn-{player_id}"
+            platform.invoke(
+                "connect.connect",
+                "$connect",
+                connect.connect,
+                websocket_event(connection[player_id], "$connect", None, context[player_id]),
+            )
+            platform.settle()
+
+        # Quick start: each player queues; the state machine's first pass runs at once,
+        # and players still waiting get one more pass after the poll interval.
+        tickets: dict[str, dict[str, Any]] = {}
+        for player_id, _ in players:
+            before = len(self.meter.invocations)
+            self._client_message(
+                matchmaking.websocket,
+                "matchmaking.websocket",
+                player_id,
+                {"action": "queue", "mode": mode},
+            )
+            tickets[player_id] = self._ticket(before)
+            platform.send_task(tickets[player_id])
+            platform.settle()
+        for player_id, _ in players[:-1]:
+            platform.send_task(tickets[player_id])
+            platform.settle()
+
+        table_id = self._table_of(players[0][0])
+        actions = 0
+        for _ in range(2000):
+            table = self.games.get_table(table_id)
+            assert table is not None
+            if table.status != "playing":
+                break
+            assert table.state is not None, "no round was dealt"
+            state = loads(table.state)
+            if state.round_over:
+                raise RuntimeError(f"round {table.round} is over but was not scored or dealt")
+            seat = state.turn
+            player_id = table.seats[seat].player_id
+            move = action_to_wire(heuristic_policy(state, seat))
+            self._client_message(
+                turn.websocket,
+                "turn.websocket",
+                player_id,
+                {"action": "play", "table_id": table_id, "version": table.version, "move": move},
+                kind=f"play:{move['type']}",
+            )
+            actions += 1
+            platform.settle()
+            fresh = self.games.get_table(table_id)
+            assert fresh is not None
+            running = (
+                {f"turn-{table_id}-{fresh.turn_started}"} if fresh.status == "playing" else set()
+            )
+            if platform.fire_timers(running):
+                platform.settle()
+        else:
+            raise RuntimeError("the match did not end")
+        final = self.games.get_table(table_id)
+        assert final is not None
+        for player_id, _ in players:
+            platform.invoke(
+                "connect.disconnect",
+                "$disconnect",
+                connect.disconnect,
+                websocket_event(connection[player_id], "$disconnect", None, context[player_id]),
+            )
+        platform.settle()
+        platform.fire_timers(set())
+        platform.settle()
+        stored = stored_bytes()
+        largest: dict[str, int] = {}
+        invocations = self.meter.invocations[start_invocations:]
+        for invocation in invocations:
+            for table_name, kind, size in invocation.written:
+                key = f"{table_name}:{kind}"
+                largest[key] = max(largest.get(key, 0), size)
+        return MatchRun(
+            invocations=invocations,
+            counts=platform.counts,
+            rounds=final.round,
+            actions=actions,
+            seconds=time.perf_counter() - start,
+            errors=list(platform.errors),
+            largest_items=largest,
+            stored_bytes=stored,
+        )
+
+    def _client_message(
+        self, handler: Handler, function: str, player_id: str, body: dict[str, Any], kind: str = ""
+    ) -> None:
+        """A client's message through the WebSocket API, routed on its ``action``."""
+        self.platform.counts.inbound_messages += 1
+        route = str(body["action"])
+        self.platform.invoke(
+            function,
+            kind or route,
+            handler,
+            websocket_event(
+                self._connection[player_id], route, json.dumps(body), self._context[player_id]
+            ),
+        )
+
+    def _ticket(self, since: int) -> dict[str, Any]:
+        """The ticket the queue route started its state machine execution with."""
+        for invocation in self.meter.invocations[since:]:
+            for params in invocation.captured.get("sfn.StartExecution", []):
+                return dict(json.loads(params["input"])["ticket"])
+        raise RuntimeError("the queue route started no ticket")
+
+    def _table_of(self, player_id: str) -> str:
+        from services.common.presence import PresenceStore
+
+        presence = PresenceStore(
+            self.games._db, self.settings.connections_table, self.settings.players_table
+        )
+        player = presence.get_player(player_id)
+        if player is None or player.table_id is None:
+            raise RuntimeError(f"{player_id} was not seated: {self.platform.errors}")
+        return player.table_id
+
+
+def play_matches(count: int, *, warmup: bool = True) -> list[MatchRun]:
+    """``count`` three-round matches, after a one-round match that warms the handlers up."""
+    with patched_environment(environment()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        match = Match()
+        if warmup:
+            with match.account():
+                match.play(0, "one_round")
+        runs = []
+        for number in range(1, count + 1):
+            with match.account():
+                runs.append(match.play(number))
+        return runs

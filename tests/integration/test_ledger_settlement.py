@@ -1,0 +1,727 @@
+"""The ledger on the embedded AWS: settlement (MATCH-3, MATCH-4), refunds, the joker button
+(JOKER-1) and the API of the platform's other modes.
+
+One match is played to its end through the whole pipeline (queue, state
+machine, deal, turns, score, ledger, release); the other cases publish
+``MatchEnded`` / ``TableAborted`` on the bus as the score service does, and
+let the platform deliver them. Every test ends by reconciling every account.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from local.aws import LocalAws, reset
+from local.dispatcher import LambdaContext
+from services.common.events import MatchEnded, SeatPlayer, TableAborted
+from services.common.telemetry import RecordingTelemetry
+from services.ledger import handler as ledger_handler
+from services.ledger.app import HOUSE_BOTS, LedgerService, escrow
+from services.ledger.book import Ledger, Posting, escrow_account
+from shared_engine import MatchMode, apply, parse_action, score_round, start_round
+from shared_engine.tiles import JOKER
+from shared_engine.view import player_view
+from tests.integration.clients import choose, play_match
+from tests.integration.harness import SECRET, Harness, Inbox
+from tests.services.fakes import FakeClock, RecordingPublisher
+
+pytestmark = pytest.mark.integration
+
+SCORE = "canasta.score"
+
+
+# --- fixtures and helpers ------------------------------------------------------------
+
+
+@contextmanager
+def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
+    """A fresh account on the shared moto server (matchmaking polls every second)."""
+    reset(moto_url)
+    saved = dict(os.environ)
+    os.environ.update({"CANASTA_POLL_SECONDS": "1", **env})
+    inbox = Inbox()
+    aws = LocalAws(moto_url, inbox.deliver, SECRET)
+    harness = Harness(aws, inbox)
+    try:
+        yield harness
+        running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]
+        assert running == [], f"executions still running at the end: {running}"
+        assert aws.dispatcher.errors == [], aws.dispatcher.errors
+    finally:
+        sfn = aws.client("stepfunctions")
+        for execution in executions(harness):
+            if execution["status"] == "RUNNING":
+                sfn.stop_execution(executionArn=execution["executionArn"])
+        aws.close()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@pytest.fixture
+def hx(moto_url: str) -> Iterator[Harness]:
+    with local_harness(moto_url) as harness:
+        yield harness
+        assert_books_balance(harness)
+
+
+def executions(harness: Harness) -> list[dict[str, Any]]:
+    sfn = harness.aws.client("stepfunctions")
+    listed = sfn.list_executions(stateMachineArn=harness.aws.resources.state_machine_arn)
+    return list(listed["executions"])
+
+
+def settle_until(harness: Harness, done: Callable[[], Any], seconds: float = 60.0) -> None:
+    deadline = time.time() + seconds
+    while True:
+        harness.settle()
+        if done():
+            return
+        if time.time() > deadline:
+            raise AssertionError(f"not reached within {seconds} s")
+        time.sleep(0.05)
+
+
+def book_of(harness: Harness) -> Ledger:
+    return Ledger(harness.aws.client("dynamodb"), harness.aws.settings.ledger_table)
+
+
+def fund(harness: Harness, player_id: str, points: int = 0, jokers: int = 0) -> None:
+    book_of(harness).book(
+        [Posting(player_id, "welcome", "welcome", points=points, jokers=jokers)], time.time()
+    )
+
+
+def accounts(harness: Harness) -> list[str]:
+    items = harness.aws.client("dynamodb").scan(
+        TableName=harness.aws.settings.ledger_table, ConsistentRead=True
+    )["Items"]
+    return sorted(i["pk"]["S"].removeprefix("ACCOUNT#") for i in items if i["sk"]["S"] == "BALANCE")
+
+
+def assert_books_balance(harness: Harness) -> None:
+    """Every account's balance is the sum of its entries."""
+    book = book_of(harness)
+    for account in accounts(harness):
+        stored, summed = book.reconcile(account)
+        assert stored == summed, f"{account}: balance {stored} but entries sum to {summed}"
+
+
+def match_entries(harness: Harness, table_id: str) -> list[tuple[str, str, int]]:
+    """(account, entry key, points) of every entry booked for ``table_id``.
+
+    Leaves out the match's closing marker (account ``match:<table>``, no points):
+    ``test_the_end_of_a_match_is_marked_once`` looks at it.
+    """
+    book = book_of(harness)
+    found = []
+    for account in accounts(harness):
+        if account.startswith("match:"):
+            continue
+        for entry in book.entries(account):
+            if entry.get("match", {}).get("S") == table_id:
+                found.append((account, entry["sk"]["S"], int(entry["points"]["N"])))
+    return found
+
+
+def points(harness: Harness, *players: str) -> dict[str, int]:
+    book = book_of(harness)
+    return {p: book.balance(p).points for p in players}
+
+
+def seats_of(players: list[str], bots: tuple[int, ...] = ()) -> dict[str, SeatPlayer]:
+    return {
+        str(seat): SeatPlayer(player_id=p, name=p, bot=seat in bots)
+        for seat, p in enumerate(players, start=1)
+    }
+
+
+def ended(
+    table_id: str,
+    players: list[str],
+    *,
+    mode: MatchMode = MatchMode.ONE_ROUND,
+    winner: str = "A",
+    rounds: int = 1,
+    stake: int = 0,
+    totals: tuple[int, int] | None = None,
+    bots: tuple[int, ...] = (),
+) -> dict[str, Any]:
+    a, b = totals or ((1200, 300) if winner == "A" else (300, 1200))
+    return MatchEnded(
+        table_id=table_id,
+        mode=mode,
+        stake=stake,
+        winner=winner,  # type: ignore[arg-type]
+        totals={"A": a, "B": b},
+        rounds_played=rounds,
+        seats=seats_of(players, bots),  # type: ignore[arg-type]
+    ).model_dump(mode="json")
+
+
+def aborted(table_id: str, players: list[str], *, mode: MatchMode, stake: int) -> dict[str, Any]:
+    return TableAborted(
+        table_id=table_id,
+        mode=mode,
+        stake=stake,
+        seats=seats_of(players),  # type: ignore[arg-type]
+        reason="every player left",
+    ).model_dump(mode="json")
+
+
+def hold_stakes(harness: Harness, table_id: str, players: list[str], stake: int) -> None:
+    """Fund the players and move their stakes to escrow, as forming an arena table does."""
+    for player in players:
+        fund(harness, player, 1000)
+    seats = {i: SeatPlayer(player_id=p, name=p) for i, p in enumerate(players, start=1)}
+    book_of(harness).book(escrow(table_id, seats, stake), time.time())
+
+
+def connect(harness: Harness, player_id: str) -> str:
+    connection = harness.connect(player_id)
+    assert connection is not None
+    return connection
+
+
+def player_item(harness: Harness, player_id: str) -> dict[str, Any]:
+    return dict(
+        harness.aws.client("dynamodb")
+        .get_item(
+            TableName=harness.aws.settings.players_table,
+            Key={"player_id": {"S": player_id}},
+            ConsistentRead=True,
+        )
+        .get("Item", {})
+    )
+
+
+def queue_and_seat(
+    harness: Harness, players: list[str], **queue: Any
+) -> tuple[str, dict[int, str]]:
+    """Queue four players, wait for their table and every ticket to end; (table, seat → conn)."""
+    conns = [connect(harness, p) for p in players]
+    for conn in conns:
+        harness.send(conn, {"action": "queue", "mode": "one_round", **queue})
+    settle_until(
+        harness,
+        lambda: (
+            all(harness.last(c) for c in conns)
+            and all(e["status"] != "RUNNING" for e in executions(harness))
+        ),
+    )
+    views = [harness.last(c) for c in conns]
+    assert len({v["table_id"] for v in views if v}) == 1
+    table_id = views[0]["table_id"]  # type: ignore[index]
+    return table_id, {v["seat"]: c for v, c in zip(views, conns, strict=True) if v}
+
+
+# --- settlement through the whole pipeline -----------------------------------------------
+
+
+def short_match_seed(most_moves: int = 40) -> str:
+    """A seed whose round the scripted clients finish in few moves and without a tie.
+
+    Found by playing the clients' policy on the engine alone; it only keeps the
+    test short: any seed gives a correct (if longer) match.
+    """
+    for i in range(500):
+        seed = f"short-{i}"
+        state = start_round(seed)
+        rng = random.Random(0)  # as play_match
+        for _ in range(most_moves):
+            if state.round_over:
+                break
+            view = {"view": player_view(state, state.turn).model_dump(mode="json")}
+            state, _ = apply(state, state.turn, parse_action(choose(view, rng)))
+        if state.round_over:
+            a, b = score_round(state)
+            if a.total != b.total:
+                return seed
+    raise AssertionError("no short seed")
+
+
+def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(
+    hx: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.deal import handler as deal_handler
+
+    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    players = ["p1", "p2", "p3", "p4"]
+    table_id, conns = queue_and_seat(hx, players)
+    capture = hx.capture()
+    play_match(hx, conns, table_id)
+    hx.settle()
+
+    table = hx.table(table_id)
+    assert table.status == "finished"
+    rounds = table.round
+    winner = "A" if table.totals[0] > table.totals[1] else "B"
+    winners = {"p1", "p3"} if winner == "A" else {"p2", "p4"}
+    amount = 1000 * rounds  # MATCH-3
+    expected = {p: amount if p in winners else -amount for p in players}
+    assert points(hx, *players) == expected
+    booked = match_entries(hx, table_id)
+    assert sorted(booked) == sorted(
+        (p, f"ENTRY#{table_id}:settlement:{seat}", expected[p])
+        for seat, p in enumerate(players, start=1)
+    )
+    assert sum(p for _, _, p in booked) == 0
+    # What each client was told is what the ledger booked.
+    for seat, conn in conns.items():
+        result = hx.last(conn, "match_result")
+        assert result is not None
+        assert result["rewards"][str(seat)] == expected[players[seat - 1]]
+    (settled,) = [e["detail"] for e in capture.of_type("LedgerSettled")]
+    assert settled == {"table_id": table_id, "purpose": "settlement", "changes": expected}
+
+    # Released: no live table any more, so each may queue again.
+    for player in players:
+        assert not {"table_id", "seat"} & player_item(hx, player).keys()
+    again = conns[1]
+    hx.send(again, {"action": "queue", "mode": "three_rounds"})
+    assert hx.last(again, "queued") is not None
+    assert [m.get("code") for m in hx.received(again) if m["type"] == "error"] == []
+    hx.send(again, {"action": "leave"})
+    settle_until(hx, lambda: all(e["status"] != "RUNNING" for e in executions(hx)))
+
+
+def test_an_arena_match_pays_the_stake_net_and_empties_the_escrow(hx: Harness) -> None:
+    players = ["a1", "a2", "a3", "a4"]
+    for player in players:
+        fund(hx, player, 1000)
+    table_id, _ = queue_and_seat(hx, players, mode="arena", stake=500)
+    assert points(hx, *players) == dict.fromkeys(players, 500)
+    hx.publish(
+        "MatchEnded",
+        ended(table_id, players, mode=MatchMode.ARENA, stake=500, winner="B", rounds=3),
+        SCORE,
+    )
+    hx.settle()
+    # MATCH-4: winners (seats 2 and 4) +stake net, losers -stake net.
+    assert points(hx, *players) == {"a1": 500, "a2": 1500, "a3": 500, "a4": 1500}
+    assert book_of(hx).balance(escrow_account(table_id)).points == 0
+    booked = match_entries(hx, table_id)
+    assert sum(p for _, _, p in booked) == 0
+    players_net = sum(p for account, _, p in booked if account in players)
+    assert players_net == 0, "zero net of escrow"
+    for player in players:
+        assert "table_id" not in player_item(hx, player)
+
+
+def test_arena_tie_break_rounds_do_not_change_the_payout(hx: Harness) -> None:
+    for rounds in (4, 5):
+        table_id = f"arena-t{rounds}"
+        players = [f"b{rounds}{seat}" for seat in (1, 2, 3, 4)]
+        hold_stakes(hx, table_id, players, 100)
+        hx.publish(
+            "MatchEnded",
+            ended(table_id, players, mode=MatchMode.ARENA, stake=100, winner="A", rounds=rounds),
+            SCORE,
+        )
+        hx.settle()
+        assert list(points(hx, *players).values()) == [1100, 900, 1100, 900], rounds
+        assert book_of(hx).balance(escrow_account(table_id)).points == 0
+        payouts = sorted(
+            k for a, k, _ in match_entries(hx, table_id) if a in players and ":payout:" in k
+        )
+        assert payouts == [f"ENTRY#{table_id}:payout:1", f"ENTRY#{table_id}:payout:3"]
+
+
+def test_a_friends_match_with_bots_books_their_share_on_the_house(hx: Harness) -> None:
+    players = ["h1", "bot-x-2", "bot-x-3", "bot-x-4"]
+    capture = hx.capture()
+    hx.publish(
+        "MatchEnded",
+        ended("f-x", players, mode=MatchMode.THREE_ROUNDS, winner="A", rounds=3, bots=(2, 3, 4)),
+        SCORE,
+    )
+    hx.settle()
+    assert points(hx, "h1", HOUSE_BOTS) == {"h1": 3000, HOUSE_BOTS: -3000}
+    assert accounts(hx) == sorted(["h1", HOUSE_BOTS, "match:f-x"]), "no account per bot"
+    booked = match_entries(hx, "f-x")
+    assert sorted(booked) == sorted(
+        [
+            ("h1", "ENTRY#f-x:settlement:1", 3000),
+            (HOUSE_BOTS, "ENTRY#f-x:settlement:2", -3000),
+            (HOUSE_BOTS, "ENTRY#f-x:settlement:3", 3000),
+            (HOUSE_BOTS, "ENTRY#f-x:settlement:4", -3000),
+        ]
+    )
+    (settled,) = [e["detail"] for e in capture.of_type("LedgerSettled")]
+    assert settled["changes"] == {"h1": 3000, HOUSE_BOTS: -3000}
+
+
+# --- refunds, duplicates, order ------------------------------------------------------------
+
+
+def test_an_aborted_arena_table_refunds_every_stake(hx: Harness) -> None:
+    players = ["r1", "r2", "r3", "r4"]
+    hold_stakes(hx, "arena-r", players, 500)
+    assert points(hx, *players) == dict.fromkeys(players, 500)
+    detail = aborted("arena-r", players, mode=MatchMode.ARENA, stake=500)
+    hx.publish("TableAborted", detail, SCORE)
+    hx.publish("TableAborted", detail, SCORE)  # delivered twice
+    hx.settle()
+    assert points(hx, *players) == dict.fromkeys(players, 1000)
+    assert book_of(hx).balance(escrow_account("arena-r")).points == 0
+    refunds = [k for a, k, _ in match_entries(hx, "arena-r") if a in players and ":refund:" in k]
+    assert len(refunds) == 4
+
+    # A quick-start table has nothing held: aborting it books nothing.
+    hx.publish(
+        "TableAborted", aborted("quick-r", players, mode=MatchMode.ONE_ROUND, stake=0), SCORE
+    )
+    hx.settle()
+    assert match_entries(hx, "quick-r") == []
+
+
+def test_a_repeated_match_ended_is_booked_once(hx: Harness) -> None:
+    players = ["d1", "d2", "d3", "d4"]
+    first = ended("quick-d", players, mode=MatchMode.THREE_ROUNDS, winner="B", rounds=3)
+    hx.publish("MatchEnded", first, SCORE)
+    hx.publish("MatchEnded", first, SCORE)
+    hx.settle()
+    hx.publish("MatchEnded", first, SCORE)  # redelivered later
+    # The same match again with other totals and rounds (same winner) books nothing more.
+    other = ended(
+        "quick-d", players, mode=MatchMode.THREE_ROUNDS, winner="B", rounds=4, totals=(10, 20)
+    )
+    hx.publish("MatchEnded", other, SCORE)
+    # A late TableAborted of a quick-start table has nothing to refund.
+    hx.publish(
+        "TableAborted", aborted("quick-d", players, mode=MatchMode.THREE_ROUNDS, stake=0), SCORE
+    )
+    hx.settle()
+    assert points(hx, *players) == {"d1": -3000, "d2": 3000, "d3": -3000, "d4": 3000}
+    assert len(match_entries(hx, "quick-d")) == 4
+    assert sum(p for _, _, p in match_entries(hx, "quick-d")) == 0
+
+
+def test_an_arena_match_is_settled_once_whatever_arrives_after(hx: Harness) -> None:
+    """Once an arena match is paid out (or refunded), a late TableAborted, a contradicting
+    MatchEnded, or a MatchEnded after a refund must book nothing: the escrow is empty."""
+    stake = 100
+    cases = {
+        "ended, then aborted": ["MatchEnded A", "TableAborted"],
+        "ended, then ended with the other winner": ["MatchEnded A", "MatchEnded B"],
+        "aborted, then ended": ["TableAborted", "MatchEnded A"],
+    }
+    expected: dict[str, Any] = {}
+    found: dict[str, Any] = {}
+    for number, (case, arrivals) in enumerate(cases.items(), start=1):
+        table_id = f"arena-o{number}"
+        players = [f"o{number}{seat}" for seat in (1, 2, 3, 4)]
+        hold_stakes(hx, table_id, players, stake)
+        for arrival in arrivals:
+            if arrival == "TableAborted":
+                detail = aborted(table_id, players, mode=MatchMode.ARENA, stake=stake)
+            else:
+                winner = arrival[-1]
+                totals = (900, 100) if winner == "A" else (100, 900)
+                detail = ended(
+                    table_id,
+                    players,
+                    mode=MatchMode.ARENA,
+                    stake=stake,
+                    winner=winner,
+                    totals=totals,
+                )
+            hx.publish(arrival.split()[0], detail, SCORE)
+            hx.settle()
+        first = arrivals[0]
+        paid = [1000 + stake, 1000 - stake] * 2 if first == "MatchEnded A" else [1000] * 4
+        expected[case] = {"escrow": 0, "players": paid}
+        found[case] = {
+            "escrow": book_of(hx).balance(escrow_account(table_id)).points,
+            "players": list(points(hx, *players).values()),
+        }
+    assert found == expected
+
+
+def test_ledger_settled_reports_what_was_booked(hx: Harness) -> None:
+    """A duplicate MatchEnded that books nothing must not announce changes it did not make."""
+    players = ["u1", "u2", "u3", "u4"]
+    capture = hx.capture()
+    hx.publish("MatchEnded", ended("quick-u", players, winner="A"), SCORE)
+    hx.settle()
+    hx.publish("MatchEnded", ended("quick-u", players, winner="B", totals=(5, 10)), SCORE)
+    hx.settle()
+    assert points(hx, *players) == {"u1": 1000, "u2": -1000, "u3": 1000, "u4": -1000}
+    announced = [e["detail"]["changes"] for e in capture.of_type("LedgerSettled")]
+    assert announced[0] == {"u1": 1000, "u2": -1000, "u3": 1000, "u4": -1000}
+    for changes in announced[1:]:
+        assert changes == announced[0], (
+            f"LedgerSettled announced {changes}, the ledger holds {announced[0]}"
+        )
+
+
+def test_concurrent_settlements_book_once(hx: Harness) -> None:
+    players = ["c1", "c2", "c3", "c4"]
+    event = MatchEnded.model_validate(ended("quick-c", players, winner="A", rounds=1))
+    telemetry = RecordingTelemetry()
+    publisher = RecordingPublisher()
+    services = [
+        LedgerService(
+            Ledger(hx.aws.client("dynamodb"), hx.aws.settings.ledger_table),
+            publisher,
+            FakeClock(),
+            telemetry,
+        )
+        for _ in range(6)
+    ]
+    barrier = threading.Barrier(len(services))
+    failures: list[BaseException] = []
+
+    def settle(service: LedgerService) -> None:
+        try:
+            barrier.wait()
+            service.match_ended(event)
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=settle, args=(s,)) for s in services]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert telemetry.metrics.get("ledger_settlements") == 1
+    assert points(hx, *players) == {"c1": 1000, "c2": -1000, "c3": 1000, "c4": -1000}
+    assert len(match_entries(hx, "quick-c")) == 4
+
+
+# --- the ledger API (other rummy modes) ---------------------------------------------------------
+
+
+def api(request: dict[str, Any]) -> dict[str, Any]:
+    return ledger_handler.api(request, LambdaContext("ledger-api"))
+
+
+def test_the_api_reads_credits_and_debits_once_per_key(hx: Harness) -> None:
+    assert api({"op": "balance", "account": "z1"}) == {"account": "z1", "points": 0, "jokers": 0}
+    credit = {
+        "op": "post",
+        "account": "z1",
+        "idempotency_key": "rummy-0001",
+        "points": 700,
+        "jokers": 2,
+    }
+    assert api(credit) == {"account": "z1", "points": 700, "jokers": 2}
+    assert api(credit) == {"account": "z1", "points": 700, "jokers": 2}  # same key: once
+    assert api({**credit, "points": 9999}) == {"account": "z1", "points": 700, "jokers": 2}
+    debit = {
+        "op": "post",
+        "account": "z1",
+        "idempotency_key": "rummy-0002",
+        "points": -300,
+        "jokers": -1,
+    }
+    assert api(debit) == {"account": "z1", "points": 400, "jokers": 1}
+    assert api({"op": "balance", "account": "z1"}) == {"account": "z1", "points": 400, "jokers": 1}
+    keys = [e["sk"]["S"] for e in book_of(hx).entries("z1")]
+    assert keys == ["ENTRY#external:rummy-0001", "ENTRY#external:rummy-0002"]
+
+
+def test_the_api_refuses_an_uncovered_debit(hx: Harness) -> None:
+    """An uncovered debit books nothing and is answered (not raised) as insufficient_balance."""
+    fund_z2 = {"op": "post", "account": "z2", "idempotency_key": "rummy-fund", "points": 400}
+    assert api({**fund_z2, "jokers": 1}) == {"account": "z2", "points": 400, "jokers": 1}
+    for number, (points_, jokers) in enumerate([(-401, 0), (0, -2), (-10, -2)]):
+        debit = {
+            "op": "post",
+            "account": "z2",
+            "idempotency_key": f"rummy-over-{number}",
+            "points": points_,
+            "jokers": jokers,
+        }
+        assert api(debit) == {"account": "z2", "error": "insufficient_balance"}, debit
+    assert api({"op": "balance", "account": "z2"}) == {"account": "z2", "points": 400, "jokers": 1}
+    assert [e["sk"]["S"] for e in book_of(hx).entries("z2")] == ["ENTRY#external:rummy-fund"]
+    # A key refused before is free: the same debit, once covered, goes through.
+    api({"op": "post", "account": "z2", "idempotency_key": "rummy-more", "points": 1})
+    assert api(
+        {"op": "post", "account": "z2", "idempotency_key": "rummy-over-0", "points": -401}
+    ) == {"account": "z2", "points": 0, "jokers": 1}
+    # A malformed request is answered too, and books nothing.
+    for bad in (
+        {"op": "post", "account": "z2", "idempotency_key": "short", "points": 5},
+        {"op": "post", "account": "z2", "idempotency_key": "rummy-0009", "points": "lots"},
+        {"op": "refund", "account": "z2"},
+    ):
+        assert api(bad)["error"] == "malformed", bad
+    assert len(book_of(hx).entries("z2")) == 3
+
+
+# --- the joker button (JOKER-1) ---------------------------------------------------------------
+
+
+def joker_seed() -> str:
+    """A seed whose stock keeps both jokers well away from its ends."""
+    for i in range(1000):
+        seed = f"joker-seed-{i}"
+        stock = start_round(seed).stock
+        at = [k for k, t in enumerate(stock) if t == JOKER]
+        if len(at) == 2 and min(at) >= 10 and max(at) <= len(stock) - 10:
+            return seed
+    raise AssertionError("no seed")
+
+
+class FixedEntropy:
+    def __init__(self, seed: str) -> None:
+        self.seed = seed
+
+    def new_seed(self, *_: object) -> str:
+        return self.seed
+
+
+@pytest.fixture
+def joker_table(hx: Harness, monkeypatch: pytest.MonkeyPatch) -> Callable[..., dict[int, str]]:
+    """Deal a table with a known shuffle (jokers in the stock) after booking the players' jokers."""
+    from services.deal import handler as deal_handler
+
+    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(joker_seed()))
+
+    def start(jokers: dict[str, int]) -> dict[int, str]:
+        for player, count in jokers.items():
+            fund(hx, player, 0, count)
+        conns = hx.start_table("jk", ["k1", "k2", "k3", "k4"])
+        first = hx.last(conns[1])
+        assert first is not None and first["view"]["phase"] == "first_discard"
+        discard = next(a for a in first["view"]["legal_actions"] if a["type"] == "discard")
+        hx.play(conns[1], "jk", first["version"], discard)
+        hx.settle()
+        return conns
+
+    return start
+
+
+def state_of(harness: Harness) -> dict[str, Any]:
+    import json
+
+    table = harness.table("jk")
+    assert table.state is not None
+    return {"version": table.version, "state": json.loads(table.state)}
+
+
+def test_the_joker_button_takes_a_joker_and_debits_it_with_the_move(
+    hx: Harness, joker_table: Callable[..., dict[int, str]]
+) -> None:
+    conns = joker_table({"k2": 1})
+    view = hx.last(conns[2])
+    assert view is not None
+    assert (view["view"]["turn"], view["view"]["phase"]) == (2, "draw")
+    assert view["view"]["account_jokers"] == 1
+    assert {"type": "joker_button"} in view["view"]["legal_actions"]
+    before = view["version"]
+    jokers_in_hand = view["view"]["hand"].count("JK")
+
+    hx.play(conns[2], "jk", before, {"type": "joker_button"})
+    after = hx.last(conns[2])
+    assert after is not None and after["version"] == before + 1
+    assert after["last_action"]["type"] == "joker_button"
+    assert after["view"]["hand"].count("JK") == jokers_in_hand + 1
+    assert after["view"]["phase"] == "play"
+    assert after["view"]["joker_button_used"] is True
+    assert after["view"]["account_jokers"] == 0
+    assert [m.get("code") for m in hx.received(conns[2]) if m["type"] == "error"] == []
+    assert hx.table("jk").version == before + 1
+
+    # The move's log entry and the ledger's entry: both written, in the move's transaction.
+    (log,) = [i for i in hx.logs("jk", 1) if '"joker_button"' in i["action"]["S"]]
+    assert int(log["seat"]["N"]) == 2
+    assert book_of(hx).balance("k2").jokers == 0
+    (entry,) = [e for e in book_of(hx).entries("k2") if e["purpose"]["S"] == "joker"]
+    assert entry["sk"]["S"] == "ENTRY#jk:joker:1"
+    assert (int(entry["jokers"]["N"]), int(entry["points"]["N"])) == (-1, 0)
+    assert entry["match"]["S"] == "jk"
+    assert abs(float(entry["at"]["N"]) - float(log["at"]["N"])) < 1, "booked with the move"
+
+
+def test_the_joker_button_without_a_spare_joker_changes_nothing(
+    hx: Harness, joker_table: Callable[..., dict[int, str]]
+) -> None:
+    conns = joker_table({"k3": 1})  # seat 2 has none
+    before = state_of(hx)
+    view = hx.last(conns[2])
+    assert view is not None and {"type": "joker_button"} not in view["view"]["legal_actions"]
+    hx.play(conns[2], "jk", before["version"], {"type": "joker_button"})
+    error = hx.last(conns[2], "error")
+    assert error is not None and error["code"] == "joker_button_unavailable"
+    assert state_of(hx) == before
+    assert book_of(hx).entries("k2") == []
+    assert book_of(hx).balance("k2").jokers == 0
+
+
+def test_a_joker_spent_elsewhere_before_the_move_is_refused(
+    hx: Harness, joker_table: Callable[..., dict[int, str]]
+) -> None:
+    """Dealt with a joker on the account, which another mode spends before the button."""
+    conns = joker_table({"k2": 1, "k3": 1})
+    view = hx.last(conns[2])
+    assert view is not None and view["view"]["account_jokers"] == 1
+    # Spent before the move: the turn service reads the account and refuses.
+    book_of(hx).book([Posting("k2", "external:spent-2", "external", jokers=-1)], time.time())
+    before = state_of(hx)
+    hx.play(conns[2], "jk", before["version"], {"type": "joker_button"})
+    assert (hx.last(conns[2], "error") or {}).get("code") == "joker_button_unavailable"
+    assert state_of(hx) == before
+    assert [e["purpose"]["S"] for e in book_of(hx).entries("k2")] == ["external", "welcome"]
+
+    # Seat 2 plays on; now seat 3's joker is spent between the read and the write:
+    # the guarded debit in the move's transaction refuses it.
+    hx.play(conns[2], "jk", before["version"], {"type": "draw"})
+    mine = hx.last(conns[2])
+    assert mine is not None
+    hx.play(
+        conns[2],
+        "jk",
+        mine["version"],
+        next(a for a in mine["view"]["legal_actions"] if a["type"] == "discard"),
+    )
+    hx.settle()
+    seat3 = hx.last(conns[3])
+    assert seat3 is not None and (seat3["view"]["turn"], seat3["view"]["phase"]) == (3, "draw")
+
+    from services.turn import handler as turn_handler
+
+    service = turn_handler.service()
+    real = service._ledger  # a race is staged by wrapping the service's ledger
+    book = book_of(hx)
+
+    class SpendsAfterReading:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def balance(self, account: str) -> Any:
+            read = real.balance(account)
+            book.book([Posting(account, "external:spent-3", "external", jokers=-1)], time.time())
+            return read
+
+    service._ledger = SpendsAfterReading()  # type: ignore[assignment]
+    try:
+        before = state_of(hx)
+        hx.play(conns[3], "jk", before["version"], {"type": "joker_button"})
+    finally:
+        service._ledger = real
+    assert (hx.last(conns[3], "error") or {}).get("code") == "joker_button_unavailable"
+    assert state_of(hx) == before
+    assert book.balance("k3").jokers == 0
+    assert [e["purpose"]["S"] for e in book.entries("k3")] == ["external", "welcome"]
+
+
+def test_the_end_of_a_match_is_marked_once(hx: Harness) -> None:
+    """Settlement and refund share one create-only marker: whichever comes first wins."""
+    players = ["m1", "m2", "m3", "m4"]
+    hx.publish("MatchEnded", ended("t-mark", players), "canasta.score")
+    hx.publish("MatchEnded", ended("t-mark", players, winner="B"), "canasta.score")
+    hx.settle()
+    marks = book_of(hx).entries("match:t-mark")
+    assert [(m["sk"]["S"], int(m["points"]["N"])) for m in marks] == [("ENTRY#t-mark:closed", 0)]
+    assert points(hx, *players) == {"m1": 1000, "m2": -1000, "m3": 1000, "m4": -1000}

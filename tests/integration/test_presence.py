@@ -1,0 +1,172 @@
+"""Seats whose player left (TABLE-2): auto-play, reconnect and resync, vanished clients (410)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from shared_engine import MatchMode, apply, auto_play_step, loads, parse_action
+from tests.integration.harness import Harness
+from tests.integration.history import outbox
+
+pytestmark = pytest.mark.integration
+
+PLAYERS = ["q1", "q2", "q3", "q4"]
+
+
+def _start(harness: Harness, table_id: str) -> tuple[dict[int, str], dict[str, Any]]:
+    conns = harness.start_table(table_id, PLAYERS, MatchMode.ONE_ROUND)
+    view = harness.last(conns[1])
+    assert view is not None and view["view"]["turn"] == 1
+    return conns, view
+
+
+def _discard_first(harness: Harness, conn: str, table_id: str) -> None:
+    view = harness.last(conn)
+    assert view is not None
+    tile = view["view"]["legal_actions"][-1]
+    assert tile["type"] == "discard"
+    harness.play(conn, table_id, view["version"], tile)
+
+
+def _draw_and_discard(harness: Harness, conn: str, table_id: str) -> None:
+    view = harness.last(conn)
+    assert view is not None
+    harness.play(conn, table_id, view["version"], {"type": "draw"})
+    view = harness.last(conn)
+    assert view is not None and view["view"]["phase"] == "play"
+    discard = next(a for a in view["view"]["legal_actions"] if a["type"] == "discard")
+    harness.play(conn, table_id, view["version"], discard)
+
+
+def _entries(harness: Harness, table_id: str) -> list[tuple[int, dict[str, Any], bool]]:
+    return [
+        (int(i["seat"]["N"]), json.loads(i["action"]["S"]), i["auto"]["BOOL"])
+        for i in harness.logs(table_id)
+    ]
+
+
+def test_a_disconnected_seat_is_auto_played_and_can_come_back(harness: Harness) -> None:
+    conns, _ = _start(harness, "away")
+    _discard_first(harness, conns[1], "away")  # seat 2 to play
+    harness.disconnect(conns[3])
+    harness.settle()
+
+    table = harness.table("away")
+    assert table.connections[3] is None
+    latest = harness.last(conns[1])
+    assert latest is not None and latest["seats"]["3"]["connected"] is False
+    assert loads(table.state or "").turn == 2, "seat 3's turn has not come yet"
+
+    before = loads(table.state or "")
+    _draw_and_discard(harness, conns[2], "away")  # now seat 3's turn comes: auto-played
+    harness.settle()
+
+    entries = _entries(harness, "away")
+    seat3 = [(action, auto) for seat, action, auto in entries if seat == 3]
+    assert [a["type"] for a, _ in seat3] == ["draw", "discard"], "TABLE-2: draw, then discard"
+    assert all(auto for _, auto in seat3)
+    # The auto-played discard is the deterministic TABLE-2 choice.
+    replayed = before
+    for seat, action, _ in entries[1:]:
+        if seat == 3:
+            assert action == _wire(auto_play_step(replayed, 3))
+        replayed, _ = apply(replayed, seat, parse_action(action))
+    logs = [i for i in harness.logs("away") if int(i["seat"]["N"]) == 3]
+    assert all(
+        e["detail"]["auto"] is True
+        for i in logs
+        for e in outbox(i)
+        if e["detail-type"] == "ActionApplied"
+    )
+    table = harness.table("away")
+    state = loads(table.state or "")
+    assert state.turn == 4 and not state.round_over, "the round goes on"
+    assert state == replayed
+
+    # Seat 3 comes back on a new connection and asks for its view.
+    again = harness.connect("q3")
+    assert again is not None and again != conns[3]
+    harness.settle()
+    assert harness.table("away").connections[3] == again
+    harness.send(again, {"action": "sync"})
+    reply = harness.received(again)[-1]
+    assert reply["type"] == "view"
+    assert reply["seat"] == 3
+    assert reply["version"] == table.version
+    assert sorted(reply["view"]["hand"]) == sorted(_names(state.hands[2]))
+    assert reply["view"]["turn"] == 4
+    assert reply["seats"]["3"]["connected"] is True
+    for seat in (1, 2, 4):
+        view = harness.last(conns[seat])
+        assert view is not None and view["seats"]["3"]["connected"] is True, seat
+    # And plays on when its turn comes.
+    _draw_and_discard(harness, conns[4], "away")
+    _draw_and_discard(harness, conns[1], "away")
+    _draw_and_discard(harness, conns[2], "away")
+    _draw_and_discard(harness, again, "away")
+    seat3_manual = [a for s, a, auto in _entries(harness, "away") if s == 3 and not auto]
+    assert [a["type"] for a in seat3_manual] == ["draw", "discard"]
+
+
+def test_a_seat_that_leaves_on_its_turn_is_auto_played_at_once(harness: Harness) -> None:
+    conns, _ = _start(harness, "leave")
+    _discard_first(harness, conns[1], "leave")
+    version = harness.table("leave").version
+    harness.disconnect(conns[2])
+    harness.settle()
+    table = harness.table("leave")
+    assert table.version == version + 1
+    assert loads(table.state or "").turn == 3
+    assert [(s, a["type"], auto) for s, a, auto in _entries(harness, "leave")][1:] == [
+        (2, "draw", True),
+        (2, "discard", True),
+    ]
+    view = harness.last(conns[3])
+    assert view is not None and view["version"] == table.version
+    assert view["last_action"]["seat"] == 2 and view["last_action"]["auto"] is True
+
+
+def test_a_vanished_client_does_not_block_the_table(harness: Harness) -> None:
+    """The client is gone without $disconnect: pushes to it get 410 GoneException."""
+    conns, view = _start(harness, "gone")
+    harness.drop(conns[2])
+    received_before = len(harness.received(conns[2]))
+
+    _discard_first(harness, conns[1], "gone")
+
+    table = harness.table("gone")
+    assert table.version == view["version"] + 1, "the move succeeded"
+    assert len(harness.logs("gone")) == 1
+    assert table.connections[2] is None, "the seat of the gone connection was cleared"
+    assert table.connections[1] == conns[1] and table.connections[3] == conns[3]
+    assert len(harness.received(conns[2])) == received_before
+    mine = harness.last(conns[1])
+    assert mine is not None and mine["version"] == table.version
+
+    # Seat 2's turn is played when its timer fires (no $disconnect ever came).
+    assert harness.aws.dispatcher.fire_timers(all_due=True) >= 1
+    harness.settle()
+    entries = _entries(harness, "gone")
+    assert [(s, a["type"], auto) for s, a, auto in entries][1:3] == [
+        (2, "draw", True),
+        (2, "discard", True),
+    ]
+    latest = harness.last(conns[3])
+    assert latest is not None
+    assert latest["seats"]["2"]["connected"] is False
+    assert latest["version"] == harness.table("gone").version
+
+
+def _names(tiles: tuple[int, ...]) -> list[str]:
+    from shared_engine.tiles import NAMES
+
+    return [NAMES[t] for t in tiles]
+
+
+def _wire(action: Any) -> dict[str, Any]:
+    from shared_engine import action_to_wire
+
+    return action_to_wire(action)

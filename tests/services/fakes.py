@@ -1,0 +1,81 @@
+"""Recording fakes for the ports the application code depends on (services/common/adapters)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from services.common.store import Outbound
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.t = now
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+class SeededEntropy:
+    """Seeds ``seed-1``, ``seed-2``, … so that every deal is reproducible."""
+
+    def __init__(self, prefix: str = "seed") -> None:
+        self.prefix = prefix
+        self.issued: list[str] = []
+
+    def new_seed(self, table_id: str = "", round_number: int = 0) -> str:
+        seed = f"{self.prefix}-{len(self.issued) + 1}"
+        self.issued.append(seed)
+        return seed
+
+
+class RecordingPusher:
+    """Keeps every message; connections in ``gone`` answer as API Gateway does for 410."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.gone: set[str] = set()
+        self.refused: list[str] = []
+
+    def send(self, connection_id: str, message: dict[str, Any]) -> bool:
+        if connection_id in self.gone:
+            self.refused.append(connection_id)
+            return False
+        self.sent.append((connection_id, message))
+        return True
+
+    def to(self, connection_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [m for c, m in self.sent if c == connection_id and kind in (None, m["type"])]
+
+    def clear(self) -> None:
+        self.sent.clear()
+
+
+class RecordingTimers:
+    def __init__(self) -> None:
+        self.scheduled: list[tuple[str, int, float]] = []
+
+    def schedule(self, table_id: str, turn_started: int, at: float) -> None:
+        self.scheduled.append((table_id, turn_started, at))
+
+
+class RecordingPublisher:
+    """Publishes into a list; raises on the calls whose index is in ``fail_calls``."""
+
+    def __init__(self, fail_calls: Sequence[int] = ()) -> None:
+        self.published: list[Outbound] = []
+        self.calls = 0
+        self.fail_calls = set(fail_calls)
+
+    def publish(self, events: Sequence[Outbound]) -> None:
+        call = self.calls
+        self.calls += 1
+        if call in self.fail_calls:
+            raise RuntimeError("EventBridge refused 1 event(s)")
+        self.published.extend(events)
+
+    def of_type(self, detail_type: str) -> list[dict[str, Any]]:
+        return [e.detail for e in self.published if e.detail_type == detail_type]

@@ -1,0 +1,120 @@
+"""Event envelopes, SQS batches and WebSocket events as the handlers parse them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from services.common.events import (
+    EVENT_TYPES,
+    EventEnvelope,
+    PlayerDisconnected,
+    RoundEnded,
+    RoundStarted,
+)
+from services.common.runtime import TimerMessage, WebSocketEvent, process_batch
+
+pytestmark = pytest.mark.unit
+
+
+def _moto_delivered(detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """An EventBridge event as moto puts it on an SQS target: no ``account`` field."""
+    return {
+        "version": "0",
+        "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+        "detail-type": detail_type,
+        "source": "canasta.turn",
+        "time": "2026-11-30T03:00:00Z",
+        "region": "eu-west-1",
+        "resources": [],
+        "detail": detail,
+    }
+
+
+def test_an_envelope_without_account_is_accepted() -> None:
+    body = _moto_delivered(
+        "RoundEnded", {"table_id": "t1", "round": 2, "version": 40, "went_out": None}
+    )
+    assert "account" not in body
+    parsed = EventEnvelope.model_validate(body).parsed()
+    assert parsed == RoundEnded(table_id="t1", round=2, version=40, went_out=None)
+
+
+def test_an_envelope_with_every_platform_field_is_accepted() -> None:
+    body = {
+        **_moto_delivered(
+            "RoundStarted",
+            {"table_id": "t1", "round": 1, "dealer": 4, "commitment": "c", "version": 1},
+        ),
+        "account": "123456789012",
+        "something-new": {"added": "by the platform"},
+    }
+    parsed = EventEnvelope.model_validate(body).parsed()
+    assert isinstance(parsed, RoundStarted)
+
+
+def test_a_detail_with_an_unknown_field_is_refused() -> None:
+    body = _moto_delivered(
+        "RoundEnded",
+        {"table_id": "t1", "round": 2, "version": 40, "went_out": None, "extra": 1},
+    )
+    with pytest.raises(ValidationError):
+        EventEnvelope.model_validate(body).parsed()
+
+
+def test_presence_events_without_a_table_parse() -> None:
+    body = _moto_delivered("PlayerDisconnected", {"player_id": "p1", "connection_id": "c1"})
+    parsed = EventEnvelope.model_validate(body).parsed()
+    assert parsed == PlayerDisconnected(player_id="p1", connection_id="c1")
+
+
+def test_every_event_type_is_named_after_its_model() -> None:
+    assert all(model.__name__ == name for name, model in EVENT_TYPES.items())
+
+
+def test_process_batch_reports_only_the_failed_records() -> None:
+    handled: list[dict[str, Any]] = []
+    errors: list[Exception] = []
+
+    def handle(body: dict[str, Any]) -> None:
+        if body.get("fail"):
+            raise ValueError("boom")
+        handled.append(body)
+
+    event = {
+        "Records": [
+            {"messageId": "m1", "body": json.dumps({"n": 1})},
+            {"messageId": "m2", "body": json.dumps({"n": 2, "fail": True})},
+            {"messageId": "m3", "body": json.dumps({"n": 3})},
+            {"messageId": "m4", "body": "not json"},
+        ]
+    }
+    result = process_batch(event, handle, errors.append)
+    assert result == {"batchItemFailures": [{"itemIdentifier": "m2"}, {"itemIdentifier": "m4"}]}
+    assert handled == [{"n": 1}, {"n": 3}]
+    assert len(errors) == 2
+
+
+def test_a_timer_message_is_strict() -> None:
+    assert TimerMessage.model_validate({"table_id": "t", "turn_started": 3}).turn_started == 3
+    with pytest.raises(ValidationError):
+        TimerMessage.model_validate({"table_id": "t", "turn_started": 3, "x": 1})
+
+
+def test_the_player_comes_from_the_authorizer_never_the_body() -> None:
+    event = {
+        "requestContext": {
+            "connectionId": "c1",
+            "routeKey": "play",
+            "authorizer": {"player_id": "p1", "name": "Ann", "principalId": "p1"},
+        },
+        "body": json.dumps({"player_id": "p2", "name": "Mallory"}),
+    }
+    assert WebSocketEvent.model_validate(event).player == ("p1", "Ann")
+    no_auth = {"requestContext": {"connectionId": "c1", "routeKey": "play"}, "body": "{}"}
+    assert WebSocketEvent.model_validate(no_auth).player is None
+    empty = {**no_auth, "requestContext": {**no_auth["requestContext"], "authorizer": {}}}
+    assert WebSocketEvent.model_validate(empty).player is None

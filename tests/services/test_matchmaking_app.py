@@ -1,0 +1,492 @@
+"""MatchmakingService on in-process DynamoDB (moto) with fakes for the pusher, the clock,
+the telemetry and Step Functions: tickets, forming tables, and each pass of a ticket."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from services.common import constants
+from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
+from services.common.presence import PresenceStore
+from services.common.protocol import CreateTable, Queue
+from services.common.store import GameStore
+from services.common.telemetry import RecordingTelemetry
+from services.ledger.book import Balance, Ledger, Posting, escrow_account
+from services.matchmaking.app import ENTRY_TTL, MatchmakingService
+from services.matchmaking.store import MatchmakingStore
+from shared_engine import MatchMode
+from tests.services.fakes import FakeClock, RecordingPusher
+
+pytestmark = pytest.mark.unit
+
+ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:canasta-matchmaking"
+QUICK = "one_round:twos-meld:0"
+
+
+class FakeMachine:
+    """Step Functions as the service uses it: starting tickets, answering task tokens."""
+
+    def __init__(self) -> None:
+        self.started: list[dict[str, Any]] = []
+        self.answered: list[tuple[str, dict[str, Any]]] = []
+
+    def start_execution(self, **kwargs: Any) -> dict[str, Any]:
+        self.started.append(kwargs)
+        return {"executionArn": f"{ARN}:{kwargs['name']}"}
+
+    def send_task_success(self, *, taskToken: str, output: str) -> None:
+        self.answered.append((taskToken, json.loads(output)))
+
+    def tickets(self) -> list[dict[str, Any]]:
+        return [json.loads(call["input"])["ticket"] for call in self.started]
+
+
+class CountingClient:
+    """The DynamoDB client, keeping every transaction it was asked to write."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.transactions: list[list[dict[str, Any]]] = []
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        self.transactions.append(kwargs["TransactItems"])
+        return self._client.transact_write_items(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+@dataclass
+class World:
+    """The service under test and everything around it."""
+
+    service: MatchmakingService
+    db: Any
+    counting: CountingClient
+    mm_store: MatchmakingStore
+    ledger: Ledger
+    store: GameStore
+    presence: PresenceStore
+    pusher: RecordingPusher
+    machine: FakeMachine
+    clock: FakeClock
+    telemetry: RecordingTelemetry
+
+    def online(self, *players: str) -> None:
+        """Each player connected on ``c-<player>``, as the connect service records it."""
+        for p in players:
+            self.presence.add_connection(f"c-{p}", p, p.upper(), 1_800_000_000.0, 3600)
+
+    def queue(
+        self, player: str, mode: MatchMode = MatchMode.ONE_ROUND, stake: int = 0, **kwargs: Any
+    ) -> None:
+        self.clock.advance(1)  # arrival order
+        message = Queue(action="queue", mode=mode, stake=stake, **kwargs)
+        self.service.queue(player, player.upper(), f"c-{player}", message)
+
+    def fund(self, player: str, points: int) -> None:
+        self.ledger.book([Posting(player, "welcome", "welcome", points=points)], 0.0)
+
+    def entries(self, queue_key: str = QUICK) -> list[dict[str, Any]]:
+        page = self.db.query(
+            TableName=constants.MATCHMAKING.name,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"QUEUE#{queue_key}"}},
+            ConsistentRead=True,
+        )
+        return list(page["Items"])
+
+    def waiting(self, queue_key: str = QUICK) -> list[str]:
+        return [i["player_id"]["S"] for i in self.entries(queue_key)]
+
+    def player(self, player_id: str) -> dict[str, Any]:
+        return dict(
+            self.db.get_item(
+                TableName=constants.PLAYERS.name,
+                Key={"player_id": {"S": player_id}},
+                ConsistentRead=True,
+            ).get("Item", {})
+        )
+
+    def codes(self, player_id: str) -> list[str]:
+        return [m["code"] for m in self.pusher.to(f"c-{player_id}", "error")]
+
+    def ticket(self, player_id: str) -> dict[str, Any]:
+        """The player's latest ticket, as the state machine was started with it."""
+        return next(t for t in reversed(self.machine.tickets()) if t["player_id"] == player_id)
+
+
+@pytest.fixture
+def w(
+    db: Any,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    clock: FakeClock,
+    telemetry: RecordingTelemetry,
+) -> World:
+    counting = CountingClient(db)
+    mm_store = MatchmakingStore(counting, constants.MATCHMAKING.name, constants.PLAYERS.name)
+    ledger = Ledger(db, constants.LEDGER.name)
+    store = GameStore(counting, constants.GAMES.name)
+    machine = FakeMachine()
+    service = MatchmakingService(
+        store=mm_store,
+        games=store,
+        ledger=ledger,
+        pusher=pusher,
+        machine=machine,
+        state_machine_arn=ARN,
+        clock=clock,
+        telemetry=telemetry,
+        queue_seconds=120,
+        poll_seconds=2,
+        arena_stakes=(100, 500, 1000),
+        max_message_bytes=8 * 1024,
+    )
+    return World(
+        service, db, counting, mm_store, ledger, store, presence, pusher, machine, clock, telemetry
+    )
+
+
+# --- queueing ------------------------------------------------------------------------------
+
+
+def test_queue_writes_the_entry_and_starts_a_ticket(w: World) -> None:
+    w.online("p1")
+    w.queue("p1")
+    now = w.clock.now()
+
+    (entry,) = w.entries()
+    assert entry["sk"]["S"] == f"{now:017.6f}#p1"
+    assert entry["player_id"]["S"] == "p1"
+    assert entry["name"]["S"] == "P1"
+    assert float(entry["queue_expires_at"]["N"]) == now + 120
+    assert int(entry["expires_at"]["N"]) == int(now + 120) + ENTRY_TTL
+    item = w.player("p1")
+    assert (item["queue_key"]["S"], item["queue_sk"]["S"]) == (QUICK, entry["sk"]["S"])
+    assert item["ticket"]["S"] == entry["ticket"]["S"]
+
+    assert w.pusher.to("c-p1") == [
+        {
+            "type": "queued",
+            "mode": "one_round",
+            "variant": "twos-meld",
+            "stake": 0,
+            "expires_at": now + 120,
+        }
+    ]
+    (started,) = w.machine.started
+    assert started["stateMachineArn"] == ARN
+    assert started["name"] == entry["ticket"]["S"]
+    assert json.loads(started["input"]) == {
+        "ticket": {
+            "player_id": "p1",
+            "queue_key": QUICK,
+            "sk": entry["sk"]["S"],
+            "name": "P1",
+            "ticket": entry["ticket"]["S"],
+            "expires_at": now + 120,
+            "poll_seconds": 2,
+        }
+    }
+
+
+def test_a_player_queues_once(w: World) -> None:
+    w.online("p1")
+    w.queue("p1")
+    w.queue("p1")
+    w.queue("p1", MatchMode.THREE_ROUNDS, variant="classic")
+    assert w.codes("p1") == ["already_playing", "already_playing"]
+    assert w.waiting() == ["p1"]
+    assert w.entries("three_rounds:classic:0") == []
+    assert len(w.machine.started) == 1
+    # Nor while in a friends lobby.
+    w.online("p2")
+    w.service.create_table("p2", "P2", "c-p2", CreateTable(action="create_table", mode="one_round"))
+    w.queue("p2")
+    assert w.codes("p2") == ["already_playing"]
+    assert len(w.machine.started) == 1
+
+
+def test_arena_stakes_must_be_listed_and_covered(w: World) -> None:
+    w.online("p1", "p2")
+    w.fund("p1", 499)
+    w.queue("p1", MatchMode.ARENA, 200)
+    w.queue("p1", MatchMode.ARENA, 500)
+    assert w.codes("p1") == ["invalid_stake", "insufficient_balance"]
+    assert w.machine.started == []
+    assert "queue_key" not in w.player("p1")
+
+    w.queue("p1", MatchMode.ARENA, 100)
+    assert w.waiting("arena:twos-meld:100") == ["p1"]
+    assert w.ledger.balance("p1") == Balance(499, 0), "nothing is held before the table forms"
+    # A quick-start queue ignores a stake sent with it.
+    w.queue("p2", MatchMode.ONE_ROUND, 500)
+    assert w.waiting() == ["p2"]
+    assert w.ticket("p2")["queue_key"] == QUICK
+
+
+# --- forming tables -------------------------------------------------------------------------
+
+
+def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4", "p5"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    w.counting.transactions.clear()
+
+    assert w.service.form_tables(QUICK) == 1
+    assert len(w.counting.transactions) == 1
+    assert w.telemetry.metrics["tables_formed"] == 1
+    table_id = w.player("p1")["table_id"]["S"]
+    for seat, p in enumerate(players[:4], start=1):
+        item = w.player(p)
+        assert (item["table_id"]["S"], int(item["seat"]["N"])) == (table_id, seat)
+        assert not {"queue_key", "queue_sk", "ticket"} & item.keys()
+    # The fifth keeps waiting.
+    assert w.waiting() == ["p5"]
+    assert "queue_key" in w.player("p5")
+
+    table = w.store.get_table(table_id)
+    assert table is not None
+    assert {s: p.player_id for s, p in table.seats.items()} == {1: "p1", 2: "p2", 3: "p3", 4: "p4"}
+    assert (table.mode, table.variant, table.stake, table.version) == (
+        MatchMode.ONE_ROUND,
+        "twos-meld",
+        0,
+        0,
+    )
+    stored = w.store.get_item(table_id, constants.TABLE_SK)
+    assert stored is not None
+    (formed,) = json.loads(stored["outbox"]["S"])
+    assert (formed["detail-type"], formed["source"]) == ("TableFormed", "canasta.matchmaking")
+    assert formed["detail"] == {
+        "table_id": table_id,
+        "mode": "one_round",
+        "variant": "twos-meld",
+        "stake": 0,
+        "seats": {
+            str(seat): {"player_id": p, "name": p.upper(), "bot": False}
+            for seat, p in enumerate(players[:4], start=1)
+        },
+    }
+
+
+def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> None:
+    players = [f"p{i}" for i in range(1, 9)]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    w.counting.transactions.clear()
+    assert w.service.form_tables(QUICK) == 2
+    assert len(w.counting.transactions) == 2
+    first = {w.player(p)["table_id"]["S"] for p in players[:4]}
+    second = {w.player(p)["table_id"]["S"] for p in players[4:]}
+    assert len(first) == len(second) == 1
+    assert first != second
+    assert w.entries() == []
+
+    w.online("q1", "q2", "q3")
+    for p in ("q1", "q2", "q3"):
+        w.queue(p)
+    w.queue("q4", variant="classic")  # another queue does not complete this one
+    w.counting.transactions.clear()
+    assert w.service.form_tables(QUICK) == 0
+    assert w.counting.transactions == []
+    assert w.waiting() == ["q1", "q2", "q3"]
+
+
+def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.fund(p, 1000)
+        w.queue(p, MatchMode.ARENA, 500)
+    w.counting.transactions.clear()
+    assert w.service.form_tables("arena:twos-meld:500") == 1
+    (items,) = w.counting.transactions
+    table_id = w.player("p1")["table_id"]["S"]
+    booked = [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
+    assert {f"ENTRY#{table_id}:escrow:{seat}" for seat in (1, 2, 3, 4)} <= set(booked)
+    assert {p: w.ledger.balance(p) for p in players} == dict.fromkeys(players, Balance(500, 0))
+    assert w.ledger.balance(escrow_account(table_id)) == Balance(2000, 0)
+    table = w.store.get_table(table_id)
+    assert table is not None and (table.mode, table.stake) == (MatchMode.ARENA, 500)
+
+
+def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.fund(p, 100)
+        w.queue(p, MatchMode.ARENA, 100)
+    w.ledger.book([Posting("p2", "external:spent", "external", points=-1)], 0.0)
+
+    assert w.service.form_tables("arena:twos-meld:100") == 0
+    assert w.codes("p2") == ["insufficient_balance"]
+    assert not {"queue_key", "ticket", "table_id"} & w.player("p2").keys()
+    assert w.waiting("arena:twos-meld:100") == ["p1", "p3", "p4"]
+    for p in ("p1", "p3", "p4"):
+        assert w.codes(p) == []
+        assert w.ledger.balance(p) == Balance(100, 0)
+    # The next funded player completes the table.
+    w.online("p5")
+    w.fund("p5", 100)
+    w.queue("p5", MatchMode.ARENA, 100)
+    assert w.service.form_tables("arena:twos-meld:100") == 1
+    table = w.store.get_table(w.player("p5")["table_id"]["S"])
+    assert table is not None
+    assert [p.player_id for _, p in sorted(table.seats.items())] == ["p1", "p3", "p4", "p5"]
+
+
+def test_a_stale_entry_is_removed_and_does_not_block_the_queue(w: World) -> None:
+    """An entry whose player no longer holds its ticket (a lost write) is dropped."""
+    players = ["p1", "p2", "p3", "p4", "p5"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    w.db.update_item(
+        TableName=constants.PLAYERS.name,
+        Key={"player_id": {"S": "p2"}},
+        UpdateExpression="REMOVE queue_key, queue_sk, ticket",
+    )
+    assert w.service.form_tables(QUICK) == 1
+    assert "table_id" not in w.player("p2")
+    assert [p for p in players if "table_id" in w.player(p)] == ["p1", "p3", "p4", "p5"]
+    assert w.entries() == []
+
+
+# --- one pass of a ticket ---------------------------------------------------------------------
+
+
+def test_try_match_waiting_then_expired(w: World) -> None:
+    w.online("p1")
+    w.queue("p1")
+    ticket = w.ticket("p1")
+    assert w.service.try_match(ticket) == "waiting"
+    w.clock.advance(119.9)
+    assert w.service.try_match(ticket) == "waiting"
+    w.clock.advance(0.1)
+    assert w.service.try_match(ticket) == "expired"
+    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
+    assert not {"queue_key", "queue_sk", "ticket"} & w.player("p1").keys()
+    assert w.entries() == []
+    assert w.telemetry.metrics["tickets_expired"] == 1
+    # The next pass finds the ticket gone.
+    assert w.service.try_match(ticket) == "gone"
+
+
+def test_try_match_seats_the_four_and_says_so_to_each(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    assert [w.service.try_match(w.ticket(p)) for p in players] == ["seated"] * 4
+    assert len({w.player(p)["table_id"]["S"] for p in players}) == 1
+
+
+def test_seating_wins_over_expiry(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    w.clock.advance(500)
+    assert w.service.try_match(w.ticket("p1")) == "seated"
+    assert all("table_id" in w.player(p) for p in players)
+
+
+def test_try_match_of_a_ticket_the_player_no_longer_holds_is_gone(w: World) -> None:
+    w.online("p1")
+    w.queue("p1")
+    first = w.ticket("p1")
+    w.service.leave("p1", "c-p1")
+    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "left"}]
+    assert w.service.try_match(first) == "gone"
+    # Queued again with a new ticket: the old one is still gone, even once expired.
+    w.queue("p1")
+    second = w.ticket("p1")
+    assert second["ticket"] != first["ticket"]
+    w.clock.advance(1000)
+    assert w.service.try_match(first) == "gone"
+    assert "queue_key" in w.player("p1")
+    assert w.service.try_match(second) == "expired"
+
+
+def test_answer_task_returns_the_status_with_the_token(w: World) -> None:
+    w.online("p1")
+    w.queue("p1")
+    w.service.answer_task(w.ticket("p1"), "token-1")
+    w.service.leave("p1", "c-p1")
+    w.service.answer_task(w.ticket("p1"), "token-2")
+    assert w.machine.answered == [
+        ("token-1", {"status": "waiting"}),
+        ("token-2", {"status": "gone"}),
+    ]
+
+
+# --- events ------------------------------------------------------------------------------------
+
+
+def test_match_over_frees_only_that_tables_humans(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    w.service.form_tables(QUICK)
+    table_id = w.player("p1")["table_id"]["S"]
+    seats = {str(i): SeatPlayer(player_id=p, name=p) for i, p in enumerate(players, start=1)}
+    other = MatchEnded(
+        table_id="another",
+        mode=MatchMode.ONE_ROUND,
+        stake=0,
+        winner="A",
+        totals={"A": 1, "B": 0},
+        rounds_played=1,
+        seats=seats,  # type: ignore[arg-type]
+    )
+    w.service.match_over(other)
+    assert all(w.player(p)["table_id"]["S"] == table_id for p in players)
+    w.service.match_over(other.model_copy(update={"table_id": table_id}))
+    assert all(not {"table_id", "seat"} & w.player(p).keys() for p in players)
+    w.queue("p1")
+    assert w.waiting() == ["p1"]
+
+
+def test_a_disconnected_player_leaves_the_queue_silently(w: World) -> None:
+    w.online("p1")
+    w.queue("p1")
+    w.pusher.clear()
+    w.service.player_disconnected(PlayerDisconnected(player_id="p1", connection_id="c-p1"))
+    assert w.entries() == []
+    assert "queue_key" not in w.player("p1")
+    assert w.pusher.sent == []
+
+
+def test_leave_racing_the_table_does_not_tell_a_seated_player_they_left(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``leave`` reads the player (queued), the table forms, then its dequeue is cancelled.
+
+    The player is seated and must not be told ``queue_left``; leave() goes on
+    as if its dequeue had worked (services/matchmaking/app.py, leave()).
+    """
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    queued = w.mm_store.player("p1")
+    w.service.form_tables(QUICK)
+    assert "table_id" in w.player("p1")
+    w.pusher.clear()
+
+    reads = iter([queued])
+    real = w.mm_store.player
+    monkeypatch.setattr(w.mm_store, "player", lambda pid: next(reads, None) or real(pid))
+    w.service.leave("p1", "c-p1")
+    assert "table_id" in w.player("p1")
+    assert w.pusher.to("c-p1", "queue_left") == [], "a seated player was told they left the queue"

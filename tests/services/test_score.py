@@ -1,0 +1,190 @@
+"""ScoreService: a round is scored once; the match goes on, breaks a tie, or ends."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from services.common.events import RoundEnded
+from services.common.store import GameStore, VersionConflict
+from services.score.app import ScoreService
+from shared_engine import MatchMode, RoundState, from_json, score_round, start_round
+from shared_engine.autoplay import auto_play_turn
+from tests.services.conftest import build, item_keys, outbox, put_table
+from tests.services.fakes import RecordingPusher
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def score(deps: dict[str, Any]) -> ScoreService:
+    return build(ScoreService, deps)
+
+
+def finished_round(seed: str = "score-seed") -> RoundState:
+    state = start_round(seed)
+    while not state.round_over:
+        state = auto_play_turn(state)
+    return state
+
+
+def tied_round() -> RoundState:
+    """A round over with both teams at -5 (one 5 left in a hand each)."""
+    return from_json(
+        {
+            "turn": 1,
+            "phase": "round_over",
+            "hands": {"1": ["5R"], "2": ["5Y"], "3": [], "4": []},
+            "stock": [],
+            "seed": "tie-seed",
+            "commitment": "tie-commitment",
+        }
+    )
+
+
+def _ended(table_id: str = "t1", round_number: int = 1) -> RoundEnded:
+    return RoundEnded(table_id=table_id, round=round_number, version=60, went_out=None)
+
+
+def test_a_last_round_is_scored_and_ends_the_match(
+    score: ScoreService, store: GameStore, pusher: RecordingPusher
+) -> None:
+    state = finished_round()
+    a, b = score_round(state)
+    if a.total == b.total:
+        pytest.skip("this seed ties")
+    put_table(store, "t1", state, version=60, totals=(0, 0))
+
+    score.round_ended(_ended())
+
+    table = store.get_table("t1")
+    assert table is not None
+    assert (table.version, table.status, table.totals) == (61, "finished", (a.total, b.total))
+    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+    item = store.get_item("t1", "SCORE#0001")
+    assert item is not None
+    result = json.loads(item["result"]["S"])
+    assert result["scores"]["A"]["total"] == a.total
+    assert result["next"] == "end"
+    assert result["seed"] == state.seed
+    kinds = [e["detail-type"] for e in outbox(item)]
+    assert kinds == ["RoundScored", "MatchEnded"]
+    ended = outbox(item)[1]["detail"]
+    winner = "A" if a.total > b.total else "B"
+    assert ended["winner"] == winner
+    assert ended["rounds_played"] == 1
+    for seat in (1, 2, 3, 4):
+        kinds_sent = [m["type"] for m in pusher.to(f"c{seat}")]
+        assert kinds_sent == ["view", "round_result", "match_result"]
+        (final,) = pusher.to(f"c{seat}", "match_result")
+        rewards = final["rewards"]
+        assert sum(rewards.values()) == 0
+        assert rewards[str(seat)] == (1000 if (winner == "A") == (seat % 2 == 1) else -1000)
+
+
+def test_a_duplicate_round_ended_scores_nothing_twice(
+    score: ScoreService, store: GameStore, pusher: RecordingPusher
+) -> None:
+    put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
+    score.round_ended(_ended())
+    after_first = store.history("t1")
+    sent = len(pusher.sent)
+    score.round_ended(_ended())
+    score.round_ended(_ended())
+    assert store.history("t1") == after_first
+    assert len(pusher.sent) == sent
+    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+
+
+def test_a_first_round_of_three_goes_on(score: ScoreService, store: GameStore) -> None:
+    state = finished_round()
+    put_table(store, "t1", state, mode=MatchMode.THREE_ROUNDS, version=60, totals=(100, 200))
+    score.round_ended(_ended())
+    table = store.get_table("t1")
+    assert table is not None and table.status == "playing"
+    a, b = score_round(state)
+    assert table.totals == (100 + a.total, 200 + b.total)
+    item = store.get_item("t1", "SCORE#0001")
+    assert item is not None
+    assert [e["detail-type"] for e in outbox(item)] == ["RoundScored"]
+    assert outbox(item)[0]["detail"]["next"] == "round"
+
+
+def test_a_tie_when_a_winner_is_due_adds_a_round(score: ScoreService, store: GameStore) -> None:
+    """MATCH-2."""
+    put_table(store, "t1", tied_round(), version=9)
+    score.round_ended(_ended())
+    table = store.get_table("t1")
+    assert table is not None
+    assert table.status == "playing"
+    assert table.totals == (-5, -5)
+    item = store.get_item("t1", "SCORE#0001")
+    assert item is not None
+    events = outbox(item)
+    assert [e["detail-type"] for e in events] == ["RoundScored"]
+    assert events[0]["detail"]["next"] == "tie_break"
+
+
+@pytest.mark.parametrize("round_number", [2, 3])
+def test_round_ended_of_another_round_is_ignored(
+    score: ScoreService, store: GameStore, round_number: int
+) -> None:
+    put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
+    before = store.history("t1")
+    score.round_ended(_ended(round_number=round_number))
+    score.round_ended(_ended("missing"))
+    assert store.history("t1") == before
+
+
+def test_a_round_still_running_is_not_scored(score: ScoreService, store: GameStore) -> None:
+    put_table(store, "t1", start_round("running"), version=3)
+    before = store.history("t1")
+    score.round_ended(_ended())
+    assert store.history("t1") == before
+
+
+def test_a_version_conflict_is_retried(
+    score: ScoreService, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Presence and other writers may move the version on; scoring reads again."""
+    put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
+    original = store.record_score
+    calls: list[int] = []
+
+    def flaky(*args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise VersionConflict()
+        original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "record_score", flaky)
+    score.round_ended(_ended())
+    assert len(calls) == 2
+    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+    table = store.get_table("t1")
+    assert table is not None and table.version == 61
+
+
+def test_two_scorers_racing_score_once(
+    score: ScoreService, deps: dict[str, Any], store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two deliveries of RoundEnded at once: the slower one finds the work done."""
+    rival = build(ScoreService, deps)
+    state = finished_round()
+    put_table(store, "t1", state, mode=MatchMode.THREE_ROUNDS, version=60)
+    original = store.record_score
+
+    def racing(*args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(store, "record_score", original)
+        rival.round_ended(_ended())
+        original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "record_score", racing)
+    score.round_ended(_ended())
+    table = store.get_table("t1")
+    a, b = score_round(state)
+    assert table is not None
+    assert (table.version, table.totals) == (61, (a.total, b.total))
+    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]

@@ -1,0 +1,479 @@
+"""TurnService: moves, refusals, races, auto-play for absent and timed-out seats, resync."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
+from services.common.presence import PresenceStore
+from services.common.protocol import Play
+from services.common.store import GameStore
+from services.common.telemetry import RecordingTelemetry
+from services.turn.app import TurnService
+from shared_engine import RoundState, apply, loads, parse_action, player_view, start_round
+from shared_engine.autoplay import auto_play_step
+from tests.services.conftest import build, outbox, put_table, seat_everyone
+from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers
+
+pytestmark = pytest.mark.unit
+
+SEED = "turn-seed"
+
+
+@pytest.fixture
+def turn(deps: dict[str, Any]) -> TurnService:
+    return build(TurnService, deps)
+
+
+@pytest.fixture
+def dealt(store: GameStore, presence: PresenceStore) -> RoundState:
+    """Table t1, round 1 just dealt at version 1: seat 1 must discard (DEAL-2)."""
+    state = start_round(SEED)
+    put_table(store, "t1", state)
+    seat_everyone(presence, "t1")
+    return state
+
+
+def _play(table_id: str, version: int, move: dict[str, Any]) -> Play:
+    return Play.model_validate(
+        {"action": "play", "table_id": table_id, "version": version, "move": move}
+    )
+
+
+def _discard(state: RoundState, seat: int, index: int = 0) -> dict[str, Any]:
+    hand = player_view(state, seat).hand
+    return {"type": "discard", "tile": hand[index]}
+
+
+def _logs(store: GameStore) -> list[dict[str, Any]]:
+    return [i for i in store.history("t1") if i["sk"]["S"].startswith("LOG#")]
+
+
+def _unchanged(store: GameStore, before: list[dict[str, Any]]) -> None:
+    assert store.history("t1") == before
+
+
+def test_a_move_is_applied_logged_and_shown_to_each_seat(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    pusher: RecordingPusher,
+    timers: RecordingTimers,
+    clock: FakeClock,
+    dealt: RoundState,
+) -> None:
+    move = _discard(dealt, 1)
+    turn.play("p1", "c1", _play("t1", 1, move))
+
+    after, _ = apply(dealt, 1, parse_action(move))
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    assert loads(table.state) == after
+    assert (table.version, table.turn_started) == (2, 2)
+    assert table.turn_deadline == clock.now() + 60
+    (log,) = _logs(store)
+    assert log["sk"]["S"] == "LOG#0001#000001"
+    assert (log["seat"]["N"], json.loads(log["action"]["S"]), log["auto"]["BOOL"]) == (
+        "1",
+        move,
+        False,
+    )
+    (event,) = outbox(log)
+    assert event["detail-type"] == "ActionApplied"
+    assert event["detail"] == {
+        "table_id": "t1",
+        "round": 1,
+        "version": 2,
+        "seat": 1,
+        "action": move,
+        "auto": False,
+    }
+    assert timers.scheduled == [("t1", 2, clock.now() + 60)]
+    for seat in (1, 2, 3, 4):
+        (message,) = pusher.to(f"c{seat}")
+        assert message["version"] == 2
+        assert message["seat"] == seat
+        assert message["view"] == player_view(after, seat).model_dump(mode="json")
+        assert message["last_action"] == {"seat": 1, **move, "auto": False}
+
+
+def test_a_stale_version_is_refused_with_the_current_view(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    before = store.history("t1")
+    turn.play("p1", "c1", _play("t1", 0, _discard(dealt, 1)))
+    _unchanged(store, before)
+    (message,) = pusher.sent
+    assert message[0] == "c1"
+    error = message[1]
+    assert error["type"] == "error" and error["code"] == "stale_version"
+    assert error["view"]["version"] == 1
+    assert error["view"]["seat"] == 1
+    assert error["view"]["view"]["hand"] == player_view(dealt, 1).hand
+    assert error["view"]["view"]["legal_actions"] == player_view(dealt, 1).legal_actions
+
+
+def test_every_message_sent_is_a_valid_server_message(
+    turn: TurnService, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    """Clients parse what they receive with the protocol's models (docs/asyncapi.json).
+
+    The ``view`` of a ``stale_version`` error must be a whole ``ViewMessage``:
+    its ``went_out``, ``round_scores`` and ``turn_deadline`` may be null but
+    are required fields.
+    """
+    from pydantic import TypeAdapter
+
+    from services.common.protocol import ServerMessage
+
+    turn.play("p1", "c1", _play("t1", 0, _discard(dealt, 1)))  # stale_version with a view
+    turn.play("p2", "c2", _play("t1", 1, {"type": "draw"}))  # not_your_turn
+    turn.receive(("p1", "P1"), "c1", "{")  # malformed
+    turn.receive(("p3", "P3"), "c3", '{"action": "sync"}')  # view
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))  # views to all
+    adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
+    assert len(pusher.sent) == 8
+    for _, message in pusher.sent:
+        adapter.validate_python(message)
+
+
+@pytest.mark.parametrize(
+    ("player", "connection", "move", "code"),
+    [
+        ("p1", "c1", {"type": "draw"}, "wrong_phase"),
+        ("p2", "c2", {"type": "draw"}, "not_your_turn"),
+        ("p1", "c1", {"type": "meld", "melds": [{"rank": 5, "tiles": ["5R", "5R", "5R"]}]}, None),
+        ("p1", "c1", {"type": "discard", "tile": "JK"}, None),
+    ],
+)
+def test_engine_refusals_answer_the_sender_and_change_nothing(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    player: str,
+    connection: str,
+    move: dict[str, Any],
+    code: str | None,
+) -> None:
+    hand = player_view(dealt, 1).hand
+    if move["type"] == "discard" and move["tile"] in hand:
+        pytest.skip("the seed dealt this tile")
+    before = store.history("t1")
+    turn.play(player, connection, _play("t1", 1, move))
+    _unchanged(store, before)
+    (message,) = pusher.sent
+    assert message[0] == connection
+    assert message[1]["type"] == "error"
+    assert message[1]["table_id"] == "t1"
+    if code is not None:
+        assert message[1]["code"] == code
+    else:
+        assert message[1]["code"] in ("wrong_phase", "tile_not_in_hand")
+
+
+@pytest.mark.parametrize(
+    ("player", "body", "code"),
+    [
+        (None, '{"action": "sync"}', "not_seated"),
+        (("p1", "P1"), None, "message_too_large"),
+        (("p1", "P1"), json.dumps({"action": "sync", "pad": "x" * 9000}), "message_too_large"),
+        (("p1", "P1"), "not json{", "malformed"),
+        (("p1", "P1"), "[]", "malformed"),
+        (("p1", "P1"), "null", "malformed"),
+        (("p1", "P1"), '{"action": "dance"}', "unknown_action"),
+        (("p1", "P1"), '{"table_id": "t1"}', "unknown_action"),
+        (("p1", "P1"), '{"action": "play", "table_id": "t1", "version": 1}', "malformed"),
+        (
+            ("p1", "P1"),
+            '{"action": "play", "table_id": "t1", "version": 1, "move": {"type": "draw"},'
+            ' "seat": 2}',
+            "malformed",
+        ),
+        (
+            ("p1", "P1"),
+            '{"action": "play", "table_id": "t1", "version": 1,'
+            ' "move": {"type": "draw", "tile": "5R"}}',
+            "malformed",
+        ),
+        (
+            ("p1", "P1"),
+            '{"action": "play", "table_id": "../t1", "version": 1, "move": {"type": "draw"}}',
+            "malformed",
+        ),
+        (
+            ("p1", "P1"),
+            '{"action": "play", "table_id": "t1", "version": -1, "move": {"type": "draw"}}',
+            "malformed",
+        ),
+        (
+            ("p1", "P1"),
+            '{"action": "play", "table_id": "t1", "version": 1, "move": {"type": "fly"}}',
+            "malformed",  # SCENARIOS.md: anything that is not a well-formed action
+        ),
+        (
+            ("p1", "P1"),
+            '{"action": "play", "table_id": "t1", "version": 1, "move": {}}',
+            "malformed",
+        ),
+    ],
+)
+def test_bad_messages_are_refused_before_anything_changes(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    player: tuple[str, str] | None,
+    body: str | None,
+    code: str,
+) -> None:
+    before = store.history("t1")
+    turn.receive(player, "c1", body)
+    _unchanged(store, before)
+    (message,) = pusher.sent
+    assert message[0] == "c1"
+    assert message[1]["type"] == "error"
+    assert message[1]["code"] == code
+
+
+def test_a_message_of_exactly_the_limit_is_read(
+    deps: dict[str, Any], pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    turn = build(TurnService, deps, max_message_bytes=64)
+    body = '{"action": "sync"}'
+    body = body[:-1] + " " * (64 - len(body)) + "}"
+    assert len(body.encode()) == 64
+    turn.receive(("p1", "P1"), "c1", body)
+    (message,) = pusher.sent
+    assert message[1]["type"] == "view"
+    pusher.clear()
+    turn.receive(("p1", "P1"), "c1", body[:-1] + " }")
+    assert pusher.sent[0][1]["code"] == "message_too_large"
+
+
+def test_only_seated_players_may_play(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    before = store.history("t1")
+    turn.play("stranger", "c9", _play("t1", 1, _discard(dealt, 1)))
+    turn.play("p1", "c1", _play("other-table", 1, _discard(dealt, 1)))
+    _unchanged(store, before)
+    assert [(c, m["code"]) for c, m in pusher.sent] == [("c9", "not_seated"), ("c1", "not_seated")]
+
+
+def test_a_move_that_loses_a_race_gets_stale_version(
+    *,
+    turn: TurnService,
+    deps: dict[str, Any],
+    store: GameStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two moves read version 1; the other one commits first (same seat, same ply)."""
+    rival = build(TurnService, deps)
+    first, second = _discard(dealt, 1, 0), _discard(dealt, 1, 1)
+    original = store.commit_actions
+
+    def racing(*args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(store, "commit_actions", original)
+        rival.play("p1", "c1-other-tab", _play("t1", 1, first))
+        original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "commit_actions", racing)
+    turn.play("p1", "c1", _play("t1", 1, second))
+
+    table = store.get_table("t1")
+    assert table is not None and table.version == 2
+    (log,) = _logs(store)
+    assert json.loads(log["action"]["S"]) == first
+    errors = pusher.to("c1", "error")
+    assert [e["code"] for e in errors] == ["stale_version"]
+    assert errors[0]["view"]["version"] == 2
+
+
+def test_a_timer_that_loses_a_race_to_the_move_does_nothing(
+    turn: TurnService,
+    deps: dict[str, Any],
+    store: GameStore,
+    dealt: RoundState,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TABLE-2: the player moves just as the timer fires; the move stands, alone."""
+    player = build(TurnService, deps)
+    move = _discard(dealt, 1, 3)
+    original = store.commit_actions
+
+    def racing(*args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(store, "commit_actions", original)
+        player.play("p1", "c1", _play("t1", 1, move))
+        original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "commit_actions", racing)
+    turn.expire_turn("t1", 1)
+
+    (log,) = _logs(store)
+    assert json.loads(log["action"]["S"]) == move
+    assert log["auto"]["BOOL"] is False
+
+
+def test_absent_seats_are_auto_played_after_a_move(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    timers: RecordingTimers,
+    clock: FakeClock,
+) -> None:
+    """TABLE-2: seat 2 has no connection; its whole turn is played: draw, then discard."""
+    state = start_round(SEED)
+    put_table(store, "t1", state, connections={1: "c1", 2: None, 3: "c3", 4: "c4"})
+    seat_everyone(presence, "t1")
+    move = _discard(state, 1)
+    turn.play("p1", "c1", _play("t1", 1, move))
+
+    expected, _ = apply(state, 1, parse_action(move))
+    auto_moves = []
+    while expected.turn == 2:
+        action = auto_play_step(expected, 2)
+        auto_moves.append(action)
+        expected, _ = apply(expected, 2, action)
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    assert loads(table.state) == expected
+    assert expected.turn == 3
+    assert table.turn_started == table.version
+    logs = _logs(store)
+    assert [(i["seat"]["N"], i["auto"]["BOOL"]) for i in logs] == [
+        ("1", False),
+        ("2", True),
+        ("2", True),
+    ]
+    assert [json.loads(i["action"]["S"])["type"] for i in logs[1:]] == ["draw", "discard"]
+    assert all(outbox(i)[0]["detail"]["auto"] for i in logs[1:])
+    assert timers.scheduled[-1] == ("t1", table.turn_started, clock.now() + 60)
+    assert pusher.to("c1")[-1]["version"] == table.version
+    assert pusher.to("c1")[-1]["last_action"]["auto"] is True
+
+
+def test_a_timer_plays_the_current_turn_once(
+    turn: TurnService, store: GameStore, dealt: RoundState
+) -> None:
+    turn.expire_turn("t1", 1)
+    turn.expire_turn("t1", 1)
+    (log,) = _logs(store)
+    assert log["auto"]["BOOL"] is True
+    assert json.loads(log["action"]["S"])["type"] == "discard"
+    table = store.get_table("t1")
+    assert table is not None and table.version == 2
+    before = store.history("t1")
+    turn.expire_turn("t1", 0)
+    turn.expire_turn("t1", 99)
+    turn.expire_turn("missing", 1)
+    _unchanged(store, before)
+
+
+def test_a_timer_after_the_draw_only_discards(
+    turn: TurnService, store: GameStore, dealt: RoundState
+) -> None:
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    table = store.get_table("t1")
+    assert table is not None and (table.version, table.turn_started) == (3, 2)
+    turn.expire_turn("t1", 2)
+    logs = _logs(store)
+    assert [(json.loads(i["action"]["S"])["type"], i["auto"]["BOOL"]) for i in logs] == [
+        ("discard", False),
+        ("draw", False),
+        ("discard", True),
+    ]
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    assert loads(table.state).turn == 3
+
+
+def test_sync_sends_the_view_to_the_new_connection_and_moves_the_seat(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
+    (message,) = pusher.sent
+    assert message[0] == "c3-new"
+    assert message[1]["type"] == "view" and message[1]["seat"] == 3
+    assert message[1]["view"] == player_view(dealt, 3).model_dump(mode="json")
+    table = store.get_table("t1")
+    assert table is not None and table.connections[3] == "c3-new"
+    assert message[1]["seats"]["3"]["connected"] is True
+
+
+def test_sync_without_a_table_says_so(
+    turn: TurnService, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    turn.receive(("nobody", "N"), "c9", '{"action": "sync"}')
+    assert [(c, m["code"]) for c, m in pusher.sent] == [("c9", "no_table")]
+
+
+def test_a_gone_connection_frees_its_seat_and_the_move_stands(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    pusher.gone.add("c3")
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    table = store.get_table("t1")
+    assert table is not None and table.version == 2
+    assert table.connections == {1: "c1", 2: "c2", 3: None, 4: "c4"}
+    assert "c3" in pusher.refused
+    # The seat's next view to everyone shows it absent.
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    assert pusher.to("c1")[-1]["seats"]["3"]["connected"] is False
+
+
+def test_a_presence_event_auto_plays_an_absent_seat_to_play(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    store.set_connection("t1", 1, None)
+    turn.on_event(PlayerDisconnected(player_id="p1", connection_id="c1", table_id="t1", seat=1))
+    (log,) = _logs(store)
+    assert (log["seat"]["N"], log["auto"]["BOOL"]) == ("1", True)
+    assert pusher.to("c2")[-1]["version"] == 2
+    assert pusher.to("c2")[-1]["seats"]["1"]["connected"] is False
+
+
+def test_presence_and_round_events_change_nothing_for_connected_seats(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    before = store.history("t1")
+    turn.on_event(PlayerConnected(player_id="p2", connection_id="c2", table_id="t1", seat=2))
+    turn.on_event(PlayerConnected(player_id="p9", connection_id="c9"))
+    turn.on_event(RoundStarted(table_id="t1", round=1, dealer=4, commitment="x", version=1))
+    _unchanged(store, before)
+    assert {m["version"] for _, m in pusher.sent} == {1}
+
+
+def test_views_carry_only_the_seats_own_tiles(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    state = loads(table.state)
+    for seat in (1, 2, 3, 4):
+        (message,) = pusher.to(f"c{seat}")
+        text = json.dumps(message)
+        assert sorted(message["view"]["hand"]) == sorted(player_view(state, seat).hand)
+        assert SEED not in text
+        assert "stock" not in message["view"] or not isinstance(message["view"]["stock"], list)
+
+
+def test_telemetry_counts_refusals(
+    deps: dict[str, Any], telemetry: RecordingTelemetry, dealt: RoundState
+) -> None:
+    turn = build(TurnService, deps)
+    turn.receive(("p1", "P1"), "c1", "{")
+    turn.receive(("p1", "P1"), "c1", "x" * 9000)
+    assert telemetry.metrics.get("refused_malformed") == 1
+    assert telemetry.metrics.get("refused_message_too_large") == 1
