@@ -190,7 +190,7 @@ class Gateway:
         try:
             message = json.loads(body)
             action = message.get("action")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             message, action = None, None
         route = action if isinstance(action, str) and action in self._routes else "$default"
         handler = self._routes[route]
