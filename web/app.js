@@ -1130,7 +1130,7 @@ function hintTiles(tiles) {
   for (const el of $("hand").querySelectorAll(".tile")) {
     const tile = el.dataset.tile;
     const n = wanted.get(tile) || 0;
-    el.classList.toggle("hint", n > 0);
+    el.classList.toggle("tile-hint", n > 0);
     if (n > 0) wanted.set(tile, n - 1);
   }
 }

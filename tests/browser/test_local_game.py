@@ -1,0 +1,633 @@
+"""Local play in a real browser: ``python -m local`` started as a player starts it, then a game.
+
+The acceptance test of local play. The whole local stack (embedded AWS,
+gateway, dispatcher, bots) runs in a subprocess exactly as ``make play`` runs
+it; headless Chromium signs in, starts a quick one-round table that the bots
+fill, and plays turns through the page. What the page shows is checked against
+what the server holds: the ``TABLE`` item of the games table in the embedded
+AWS, read with boto3.
+
+The refusal is made deterministic by arranging the position. On the player's
+turn, after the draw, the round state is rewritten so that the hand holds
+exactly three tiles of one rank the team may meld now (aces before the opening:
+75 points), swapping tiles with the stock or another hand so that the 106 tiles
+stay accounted for, conditional on the version read. A meld of one of them plus
+a natural of another rank is refused (``meld_too_small``); the suggestion for
+the three is then accepted.
+
+The page learns about the rewrite from a ``sync`` sent on its own connection:
+the test routes the page's WebSocket through Playwright to the real gateway and
+sends on the server side. (Reloading the page sends a ``sync`` too, but closing
+the socket makes the seat absent, and an absent seat's turn is auto-played at
+once, TABLE-2: a reload in the middle of the turn may lose it.)
+
+Needs the ``playwright`` package and Chromium at /usr/bin/chromium; skipped
+without them unless ``CI`` is set, where their absence fails. Screenshots are
+written to ``artifacts/browser/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local.gateway import player_id_for
+from services.common import constants
+from shared_engine.state import RoundState, dumps, from_json, loads, team_of, to_json
+from shared_engine.tiles import NATURAL_RANKS, VALUES, names, parse_tile
+
+try:
+    from playwright import sync_api
+except ImportError:  # the browser extra is not installed
+    sync_api = None
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "browser"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PLAYER = "Tess"
+REGION = "eu-west-1"
+READY = "Press Ctrl-C to stop."
+AWS_LINE = re.compile(r"^\s*embedded AWS\s+(http://\S+)")
+TEAMS = "AB"
+BONUS_THREES = ("3R", "3Y")
+
+STACK_START_S = 90
+TABLE_FORMED_MS = 45_000
+TURN_MS = 60_000
+UI_MS = 20_000
+
+# What the page can act on now: the phase of the player's turn once its button is
+# enabled (the view arrived and no move is waiting), "round_over", or null.
+MY_TURN_JS = """() => {
+  const s = document.getElementById('table-screen');
+  if (!s || s.hidden) return null;
+  if (s.dataset.phase === 'round_over') return 'round_over';
+  if (s.dataset.myTurn !== 'true') return null;
+  const button = document.getElementById(s.dataset.phase === 'draw' ? 'act-draw' : 'act-discard');
+  return button && !button.disabled ? s.dataset.phase : null;
+}"""
+SHOWN_JS = """() => ({
+  version: Number(document.getElementById('table-screen').dataset.version),
+  hand: [...document.querySelectorAll('[data-testid="hand-tile"]')].map((e) => e.dataset.tile),
+  counts: Object.fromEntries([1, 2, 3, 4].map((n) => [n, Number(
+    document.querySelector(`[data-testid="seat-count-${n}"]`).dataset.count)])),
+  stock: document.querySelector('[data-testid="stock-count"]').textContent.trim(),
+})"""
+VERSION_ABOVE_JS = (
+    "v => Number(document.getElementById('table-screen').dataset.version) > v"
+    " && !document.getElementById('actions').classList.contains('busy')"
+)
+
+
+def _require_browser() -> None:
+    missing = []
+    if sync_api is None:
+        missing.append("the playwright package")
+    if not CHROMIUM.exists():
+        missing.append(str(CHROMIUM))
+    if not missing:
+        return
+    reason = f"local browser test needs {' and '.join(missing)}"
+    if os.environ.get("CI"):  # set at all (CI=true): a missing browser is a failure
+        pytest.fail(f"{reason} (CI is set: this must not be skipped)")
+    pytest.skip(reason)
+
+
+def strings(lang: str) -> dict[str, str]:
+    """The plain (non-plural) strings of one language table in web/i18n.js."""
+    source = (ROOT / "web" / "i18n.js").read_text(encoding="utf-8")
+    block = re.search(rf"^const {lang} = \{{\n(.*?)^\}};", source, re.S | re.M)
+    assert block is not None, f"no {lang!r} table in web/i18n.js"
+    pairs = re.findall(r'^\s*"([\w.-]+)": ("(?:[^"\\]|\\.)*"),?$', block.group(1), re.M)
+    return {key: json.loads(value) for key, value in pairs}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# --- the local stack --------------------------------------------------------------
+
+
+class LocalStack:
+    """``python -m local`` in a subprocess; its output is kept for failure reports."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.aws_url: str | None = None
+        self.output: deque[str] = deque(maxlen=300)
+        self._ready = threading.Event()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "local", "--port", str(self.port), "--turn-seconds", "120"],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._read, name="local-stack-output", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            line = raw.rstrip("\n")
+            self.output.append(line)
+            found = AWS_LINE.match(line)
+            if found and self.aws_url is None:
+                self.aws_url = found.group(1)
+            if line.strip() == READY:
+                self._ready.set()
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(list(self.output)[-lines:])
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.2):
+            if self.process.poll() is not None:
+                pytest.fail(
+                    f"python -m local exited with {self.process.returncode}:\n{self.tail()}"
+                )
+            if time.monotonic() > deadline:
+                pytest.fail(f"python -m local not ready after {timeout} s:\n{self.tail()}")
+        assert self.aws_url, f"no embedded AWS address printed:\n{self.tail()}"
+
+    def stop(self) -> None:
+        """Ctrl-C, as a player stops it; killed if it does not stop in time."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._reader.join(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+class Games:
+    """The games table of the embedded AWS, as the services store it."""
+
+    def __init__(self, endpoint: str) -> None:
+        import boto3
+
+        self._db = boto3.client(
+            "dynamodb",
+            endpoint_url=endpoint,
+            region_name=REGION,
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+        self._name = constants.GAMES.name
+
+    def table_ids(self) -> list[str]:
+        ids: list[str] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._name,
+            "FilterExpression": "sk = :table",
+            "ExpressionAttributeValues": {":table": {"S": constants.TABLE_SK}},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._db.scan(**kwargs)
+            ids.extend(item["table_id"]["S"] for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return ids
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _key(self, table_id: str) -> dict[str, Any]:
+        return {"pk": {"S": constants.table_pk(table_id)}, "sk": {"S": constants.TABLE_SK}}
+
+    def item(self, table_id: str) -> dict[str, Any]:
+        found = self._db.get_item(
+            TableName=self._name, Key=self._key(table_id), ConsistentRead=True
+        )
+        return dict(found["Item"])
+
+    def read(self, table_id: str) -> tuple[int, RoundState]:
+        item = self.item(table_id)
+        return int(item["version"]["N"]), loads(item["state"]["S"])
+
+    def write_state(self, table_id: str, expected: int, state: RoundState) -> int:
+        """Replace the round state and bump the version, only if still at ``expected``."""
+        self._db.update_item(
+            TableName=self._name,
+            Key=self._key(table_id),
+            UpdateExpression="SET #state = :state, #version = #version + :one",
+            ConditionExpression="#version = :expected",
+            ExpressionAttributeNames={"#state": "state", "#version": "version"},
+            ExpressionAttributeValues={
+                ":state": {"S": dumps(state)},
+                ":one": {"N": "1"},
+                ":expected": {"N": str(expected)},
+            },
+        )
+        return expected + 1
+
+
+# --- arranging the position ----------------------------------------------------------
+
+
+def _rank(tile: str) -> int:
+    return parse_tile(tile) >> 2
+
+
+def _all_tiles(state: RoundState) -> Counter[str]:
+    raw = to_json(state)
+    groups = [*raw["hands"].values(), raw["stock"], raw["discard"]]
+    groups += [tiles for team in raw["melds"].values() for tiles in team]
+    groups += list(raw["bonus_threes"].values())
+    return Counter(tile for group in groups for tile in group)
+
+
+def arrange(state: RoundState, seat: int) -> tuple[RoundState, int, str]:
+    """The position with ``seat`` holding exactly three tiles of a rank its team may meld now.
+
+    Aces first (75 points open the team), then, once the team has opened, any
+    natural rank it has no meld of; before the opening, if the aces are melded
+    elsewhere, the meld of twos (60 points). Returns the new state, that rank and a
+    natural of a rank the team has no meld of, kept in the hand. Tiles are swapped
+    one for one with the stock (or, failing that, another hand), so every hand and
+    the stock keep their sizes and the 106 tiles are unchanged. Everything else
+    stays, the ``ply`` too: the log entries of the next moves are keyed by it.
+    """
+    team = team_of(seat)
+    raw = to_json(state)
+    hands = {int(key): list(tiles) for key, tiles in raw["hands"].items()}
+    mine = hands[seat]
+    pools: list[list[str]] = [raw["stock"], *(hands[s] for s in (1, 2, 3, 4) if s != seat)]
+    if len(mine) < 5:  # the meld of three must leave two tiles (OUT-1, OUT-2)
+        pytest.fail(f"seat {seat} holds too few tiles to arrange a meld: {raw}")
+
+    def held(rank: int, where: list[str]) -> int:
+        return sum(1 for tile in where if tile != "JK" and _rank(tile) == rank)
+
+    def meldable(rank: int) -> bool:
+        opens = state.opened[team] or 3 * VALUES[rank * 4] >= state.thresholds[team]
+        available = held(rank, mine) + sum(held(rank, pool) for pool in pools)
+        return opens and not state.melds[team][rank] and available >= 3
+
+    ranks = sorted(NATURAL_RANKS, key=lambda r: -VALUES[r * 4]) + ([2] if state.twos else [])
+    rank = next((r for r in ranks if meldable(r)), None)
+    if rank is None:
+        pytest.fail(f"no rank to arrange three tiles of for seat {seat}: {raw}")
+
+    def natural_other(tile: str) -> bool:
+        other_rank = -1 if tile == "JK" else _rank(tile)
+        return (
+            other_rank in NATURAL_RANKS and other_rank != rank and not state.melds[team][other_rank]
+        )
+
+    def swap(give: str, pool: list[str], index: int) -> None:
+        mine.remove(give)
+        mine.append(pool[index])
+        pool[index] = give
+
+    def find(wanted: Any) -> tuple[list[str], int]:
+        for pool in pools:
+            for index, tile in enumerate(pool):
+                if wanted(tile):
+                    return pool, index
+        pytest.fail(f"no tile to swap in for seat {seat}: {raw}")
+
+    other = next((tile for tile in mine if natural_other(tile)), None)
+    if other is None:
+        give = next(tile for tile in mine if tile == "JK" or _rank(tile) != rank)
+        swap(give, *find(natural_other))
+        other = mine[-1]
+    while held(rank, mine) > 3:
+        give = next(tile for tile in mine if tile != "JK" and _rank(tile) == rank)
+        swap(
+            give,
+            *find(lambda t: t not in BONUS_THREES and (t == "JK" or _rank(t) != rank)),
+        )
+    while held(rank, mine) < 3:
+        spare = [tile for tile in mine if (tile == "JK" or _rank(tile) != rank)]
+        spare.remove(other)
+        swap(spare[-1], *find(lambda t: t != "JK" and _rank(t) == rank))
+
+    raw["hands"] = {str(s): tiles for s, tiles in hands.items()}
+    arranged = from_json(raw)
+    assert arranged.tile_count() == 106, arranged
+    assert _all_tiles(arranged) == _all_tiles(state)
+    assert [len(h) for h in arranged.hands] == [len(h) for h in state.hands]
+    assert len(arranged.stock) == len(state.stock)
+    return arranged, rank, other
+
+
+# --- the test ----------------------------------------------------------------------
+
+
+def clear_artifacts() -> None:
+    """Screenshots of an earlier run must not pass for this one's."""
+    for old in ARTIFACTS.glob("local-game-*.png"):
+        old.unlink(missing_ok=True)
+
+
+def snap(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"local-game-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def seen(page: Any, name: str) -> str:
+    """For assertion messages: a screenshot of the page as the check failed."""
+    try:
+        return f"screenshot: {snap(page, name)}"
+    except Exception as exc:  # the page itself may be gone
+        return f"no screenshot ({exc})"
+
+
+@pytest.fixture
+def stack() -> Iterator[LocalStack]:
+    _require_browser()
+    clear_artifacts()
+    started = LocalStack()
+    try:
+        started.wait_ready(STACK_START_S)
+        yield started
+    finally:
+        started.stop()
+
+
+class Player:
+    """The person at the table, acting only through the page; checks against the server."""
+
+    def __init__(self, page: Any, stack: LocalStack, games: Games) -> None:
+        self.page = page
+        self.stack = stack
+        self.games = games
+        self.en = strings("en")
+        self.fr = strings("fr")
+        self.upstream: list[Any] = []
+        self.table_id = ""
+        self.seat = 0
+
+    def route_socket(self, context: Any) -> None:
+        """The page's WebSocket reaches the real gateway through a route the test can speak on."""
+        context.route_web_socket(
+            re.compile(rf"^ws://127\.0\.0\.1:{self.stack.port}/ws"),
+            lambda ws: self.upstream.append(ws.connect_to_server()),
+        )
+
+    def rest_pointer(self) -> None:
+        """The pointer off the table, so that no hover outline is left on the hand's tiles."""
+        self.page.mouse.move(0, 0)
+
+    def version(self) -> int:
+        return int(self.page.get_attribute('[data-testid="table-screen"]', "data-version") or 0)
+
+    def sit_down(self) -> None:
+        """Sign in and start a quick one-round table; bots take the other seats."""
+        page = self.page
+        page.goto(self.stack.url)
+        page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+        page.fill('[data-testid="signin-name"]', PLAYER)
+        page.click('[data-testid="signin-button"]')
+        page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+        page.wait_for_selector('[data-testid="connection-status"][data-state="online"]')
+        page.check('#quick-form input[name="mode"][value="one_round"]', force=True)
+        page.check('#quick-form input[name="variant"][value="twos-meld"]', force=True)
+        page.click('[data-testid="quick-start-button"]')
+        page.wait_for_selector(
+            '[data-testid="table-screen"]:not([hidden])', timeout=TABLE_FORMED_MS
+        )
+        mode = page.inner_text('[data-testid="match-mode"]')
+        assert mode == self.en["mode.one_round"], seen(page, "mode")
+
+        tables = self.games.table_ids()
+        assert len(tables) == 1, f"tables in the games table: {tables}; {seen(page, 'tables')}"
+        self.table_id = tables[0]
+        seats = json.loads(self.games.item(self.table_id)["seats"]["S"])
+        you = page.get_attribute('[data-testid^="seat-"][data-role="you"]', "data-seat")
+        self.seat = int(you or 0)
+        assert seats[str(self.seat)]["player_id"] == player_id_for(PLAYER), (seats, you)
+        others = [seats[str(s)]["player_id"] for s in (1, 2, 3, 4) if s != self.seat]
+        assert all(p.startswith("bot-") for p in others), seats
+
+    def agree_with_server(self, moment: str) -> tuple[int, RoundState, list[str]]:
+        """The page shows this seat's hand, every hand's size and the stock as the server holds."""
+        page = self.page
+        deadline = time.monotonic() + 15
+        while True:
+            shown = page.evaluate(SHOWN_JS)
+            version, state = self.games.read(self.table_id)
+            if shown["version"] == version:
+                break
+            assert time.monotonic() < deadline, (
+                f"{moment}: the page stays at version {shown['version']}, the server is at "
+                f"{version}; {seen(page, moment)}"
+            )
+            page.wait_for_timeout(150)
+        assert sorted(shown["hand"]) == sorted(names(state.hands[self.seat - 1])), (
+            f"{moment}: the hand shown is not the server's; {seen(page, moment)}"
+        )
+        sizes = {str(s): len(state.hands[s - 1]) for s in (1, 2, 3, 4)}
+        assert shown["counts"] == sizes, (
+            f"{moment}: seat counts differ from the hands; {seen(page, moment)}"
+        )
+        assert shown["stock"] == str(len(state.stock)), f"{moment}: {seen(page, moment)}"
+        return version, state, shown["hand"]
+
+    def my_turn(self) -> str:
+        """The phase once this seat can act, or ``round_over``."""
+        return str(self.page.wait_for_function(MY_TURN_JS, timeout=TURN_MS).json_value())
+
+    def after(self, version: int) -> None:
+        self.page.wait_for_function(VERSION_ABOVE_JS, arg=version, timeout=TURN_MS)
+
+    def draw(self) -> None:
+        version = self.version()
+        label = self.page.inner_text('[data-testid="draw-button"]')
+        assert label == self.en["action.draw"], seen(self.page, "draw")
+        self.page.click('[data-testid="draw-button"]')
+        self.rest_pointer()
+        self.after(version)
+        self.page.wait_for_function(MY_TURN_JS)
+
+    def discard(self) -> None:
+        page = self.page
+        version = self.version()
+        self.rest_pointer()
+        if page.is_visible('[data-testid="clear-selection"]'):
+            page.click('[data-testid="clear-selection"]')
+        page.locator('[data-testid="hand-tile"]').first.click()
+        page.click('[data-testid="discard-button"]')
+        self.rest_pointer()
+        self.after(version)
+
+    def play_until_play_phase(self, label: str, seconds: float) -> bool:
+        """Draw or discard on each of this seat's turns until it is in the play phase.
+
+        False if the round ended first (the server agreeing).
+        """
+        deadline = time.monotonic() + seconds
+        while True:
+            assert time.monotonic() < deadline, f"no play phase; {seen(self.page, label)}"
+            phase = self.my_turn()
+            if phase == "round_over":
+                _, state = self.games.read(self.table_id)
+                assert state.round_over, f"{label}: {seen(self.page, label)}"
+                return False
+            self.agree_with_server(f"{label}-{phase}")
+            if phase == "play":
+                return True
+            if phase == "draw":
+                self.draw()
+            else:
+                self.discard()
+
+    def arrange_and_sync(self) -> tuple[int, str, list[str]]:
+        """Three tiles of one rank in the hand, written to the server, seen by the page."""
+        version, state = self.games.read(self.table_id)
+        assert (state.turn, state.phase) == (self.seat, "play"), (state.turn, state.phase)
+        arranged, rank, other = arrange(state, self.seat)
+        version = self.games.write_state(self.table_id, version, arranged)
+        assert self.upstream, "the page's WebSocket was not routed"
+        self.upstream[-1].send(json.dumps({"action": "sync"}))
+        self.page.wait_for_function(
+            "v => Number(document.getElementById('table-screen').dataset.version) === v",
+            arg=version,
+        )
+        _, _, hand = self.agree_with_server("arranged")
+        assert sum(1 for tile in hand if tile != "JK" and _rank(tile) == rank) == 3, hand
+        assert self.page.is_enabled('[data-testid="meld-button"]'), seen(self.page, "no-meld")
+        return rank, other, hand
+
+    def refused_meld(self, rank: int, other: str, hand: list[str]) -> None:
+        """One tile of the rank and a natural of another: a two-tile meld, refused in words.
+
+        The client sends one spec per natural rank (a 2 joins the single natural
+        selected), so the server sees a new meld of fewer than three tiles.
+        """
+        page = self.page
+        version = self.version()
+        self.rest_pointer()
+        if page.is_visible('[data-testid="clear-selection"]'):
+            page.click('[data-testid="clear-selection"]')
+        one = next(tile for tile in hand if tile != "JK" and _rank(tile) == rank)
+        page.locator(f'[data-testid="hand-tile"][data-tile="{one}"]').first.click()
+        page.locator(f'[data-testid="hand-tile"][data-tile="{other}"]').first.click()
+        page.click('[data-testid="meld-button"]')
+        self.rest_pointer()
+        page.wait_for_selector('[data-testid="error-banner"]:not([hidden])')
+        refusal = snap(page, "refusal")
+        text = page.inner_text('[data-testid="error-text"]')
+        assert text == self.en["error.meld_too_small"], f"screenshot: {refusal}"
+        unchanged, _, still = self.agree_with_server("refused")
+        assert (unchanged, sorted(still)) == (version, sorted(hand)), f"screenshot: {refusal}"
+        page.click('[data-testid="clear-selection"]')
+
+    def suggested_meld(self, rank: int, hand: list[str]) -> None:
+        """The offered meld of exactly those three tiles is legal: the hand shrinks by three."""
+        page = self.page
+        version = self.version()
+        # Pointing at a suggestion moves it (see rest_pointer): use it from the keyboard
+        # (focus, then Enter, which clicks the button).
+        if page.is_visible('[data-testid="suggestions-more"]'):
+            page.click('[data-testid="suggestions-more"]')
+        self.rest_pointer()
+        label = self.en["sugg.spec"].replace("{rank}", str(rank)).replace("{n}", "3")
+        melds = '[data-testid="suggestion"][data-type="meld"]'
+        offered = page.eval_on_selector_all(melds, "els => els.map((e) => e.textContent)")
+        assert label in offered, f"offered {offered}, wanted {label!r}; {seen(page, 'offered')}"
+        page.locator(melds).nth(offered.index(label)).focus()
+        page.keyboard.press("Enter")
+        self.after(version)
+        _, _, melded = self.agree_with_server("melded")
+        assert len(melded) == len(hand) - 3, f"{hand} -> {melded}; {seen(page, 'melded')}"
+        assert not [tile for tile in melded if tile != "JK" and _rank(tile) == rank], melded
+        team = TEAMS[team_of(self.seat)]
+        size = page.get_attribute(f'[data-testid="meld-{team}-{rank}"]', "data-size")
+        assert size == "3", seen(page, "meld")
+        opened = page.get_attribute(f'[data-testid="opening-{team}"]', "data-opened")
+        assert opened == "true", seen(page, "opened")
+
+    def switch_language(self) -> None:
+        """French and back: a visible label follows."""
+        page = self.page
+        button = '[data-testid="draw-button"]'
+        english, french = self.en["action.draw"], self.fr["action.draw"]
+        assert english != french
+        assert page.inner_text(button) == english, seen(page, "lang-en")
+        page.select_option('[data-testid="language-select"]', "fr")
+        assert page.inner_text(button) == french, seen(page, "lang-fr")
+        assert page.evaluate("document.documentElement.lang") == "fr"
+        page.select_option('[data-testid="language-select"]', "en")
+        assert page.inner_text(button) == english, seen(page, "lang-back")
+
+
+def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
+    assert stack.aws_url is not None and sync_api is not None
+    games = Games(stack.aws_url)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
+        page = context.new_page()
+        page.set_default_timeout(UI_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        player = Player(page, stack, games)
+        try:
+            player.route_socket(context)
+            player.sit_down()
+            started = player.play_until_play_phase("first", 90)
+            assert started, f"the round ended before a turn to play; {seen(page, 'first')}"
+            rank, other, hand = player.arrange_and_sync()
+            player.refused_meld(rank, other, hand)
+            player.suggested_meld(rank, hand)
+            player.discard()
+            player.switch_language()
+            # Another turn from the rearranged position: the bots played on from it (unless
+            # they went out first: a one-round table may end early).
+            if player.play_until_play_phase("second", 60):
+                player.discard()
+            final = snap(page, "table")
+            assert errors == [], f"errors in the page: {errors}; screenshot: {final}"
+        except BaseException as exc:
+            exc.add_note(seen(page, "failure"))
+            with contextlib.suppress(Exception):
+                version, state = games.read(player.table_id)
+                exc.add_note(f"the server holds version {version}: {dumps(state)}")
+            exc.add_note(f"python -m local said:\n{stack.tail()}")
+            raise
+        finally:
+            context.close()
+            browser.close()
