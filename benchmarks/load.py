@@ -4,25 +4,33 @@
 
 Starts the local stack in this process, from the same pieces as ``python -m
 local`` (``local.aws.start_moto`` and ``LocalAws``, the gateway, the
-dispatcher loop of ``local.__main__``), bound to 127.0.0.1 on free ports.
-Then 4·K bots (``local.bots.play_as_bot``, unchanged) sign in with tokens,
-connect, queue for ``--mode`` and play their matches to the end; matchmaking
-forms the K tables.
+dispatcher loop and the ``@connections`` relay of ``local.__main__``), bound
+to 127.0.0.1 on free ports. A second process (the clients) runs 4·K bots
+(``local.bots.play_as_bot``, unchanged) that connect with signed tokens,
+queue for ``--mode`` and play their matches to the end; matchmaking forms the
+K tables. The clients have a process of their own so that their CPU does not
+count against the stack's.
 
-Each bot connects through a tap of this benchmark's own (a WebSocket
-pass-through on 127.0.0.1) that times every ``play``: from the moment the
-bot's message passes the tap to the first view (or ``stale_version`` view) of
-a higher version coming back. The tap also counts every error frame.
+Each bot connects through this benchmark's own tap (a WebSocket pass-through
+on 127.0.0.1, in the clients' process) that times every ``play``: from the
+moment the bot's message passes the tap to the first view (or
+``stale_version`` view) of a higher version coming back. The tap also counts
+every error frame.
 
 At the end every finished match's ledger is checked (four settlement
-entries, zero-sum, every account reconciles with its entries), and the run
-reports actions/s, latency p50/p95/p99/max, errors, and where the time went:
-AWS calls per action and their time, by operation (a botocore hook on the
-default session, registered before the handlers create their clients).
+entries, zero-sum, every account reconciles with its entries), no turn may
+have been auto-played, no push to an open connection may have been answered
+410, and the run reports actions/s, latency p50/p95/p99/max, errors, the
+stack's peak memory, and where the time went: AWS calls per action and their
+time, by operation (a botocore hook on the default session, registered
+before the handlers create their clients). For a CPU profile, run it under
+py-spy (``py-spy record --threads --gil -- python -m benchmarks.load ...``).
 
-It talks only to 127.0.0.1 and stops by itself (``--timeout``). The exit
-status is 0 only if every match finished, nothing failed and every ledger
-checks out.
+It talks only to 127.0.0.1 and stops by itself (``--timeout``, and
+``--max-rss-mb``: moto keeps a deep copy of the games table for every
+``TransactWriteItems``, so the stack's memory grows with the square of the
+moves played). The exit status is 0 only if every match finished, nothing
+failed and every ledger checks out.
 """
 
 from __future__ import annotations
@@ -200,6 +208,7 @@ class Report:
     problems: list[str]
     calls: dict[str, tuple[int, float]]
     wall: float
+    peak_rss_mb: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -230,6 +239,7 @@ class Report:
                 for name, (count, seconds) in self.calls.items()
             },
             "wall_seconds": round(self.wall, 1),
+            "peak_rss_mb": round(self.peak_rss_mb),
             "machine": machine(),
         }
 
@@ -311,6 +321,34 @@ async def play_clients(plan: ClientPlan, all_finished: Any) -> Stats:
 # --- the run ----------------------------------------------------------------------------
 
 
+def rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class MemoryGuard(threading.Thread):
+    """Stops the run (sets ``release``) if this process grows past ``limit`` MB."""
+
+    def __init__(self, limit: float, release: Any) -> None:
+        super().__init__(name="memory-guard", daemon=True)
+        self._limit = limit
+        self._release = release
+        self._stop_event = threading.Event()
+        self.peak = 0.0
+        self.exceeded = False
+
+    def run(self) -> None:
+        while not self._stop_event.wait(1.0):
+            self.peak = max(self.peak, rss_mb())
+            if self.peak > self._limit:
+                self.exceeded = True
+                self._release.set()
+                return
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+
 class CountingRelay:
     """``local.__main__.Relay`` counting posts to a still-open connection that the gateway
     could not deliver in time (the handlers then get 410 Gone and take the seat for absent).
@@ -389,17 +427,28 @@ async def run(args: argparse.Namespace) -> Report:
     base = calls.snapshot()
     clients.start()
     problems: list[str] = []
+    peak = MemoryGuard(args.max_rss_mb, all_finished)
+    peak.start()
     try:
         await loop.run_in_executor(None, all_finished.wait, args.timeout + 60)
         during = calls.since(base)
-        stats: Stats = await loop.run_in_executor(
-            None, results.get, True, args.grace + args.timeout + 120
-        )
+        if peak.exceeded:
+            clients.kill()
+            problems.append(
+                f"stopped: this process grew past {args.max_rss_mb} MB (moto keeps a copy of "
+                "the games table for every TransactWriteItems)"
+            )
+            stats = Stats()
+        else:
+            stats = await loop.run_in_executor(
+                None, results.get, True, args.grace + args.timeout + 120
+            )
         problems += await loop.run_in_executor(None, check_ledgers, aws, stats, args.settle)
         auto = await loop.run_in_executor(None, auto_played, aws, stats)
         if auto:
             problems.append(f"{auto} turns auto-played (their seats had been taken for gone)")
     finally:
+        peak.stop()
         stop.set()
         clients.join(timeout=10)
         if clients.is_alive():
@@ -424,6 +473,7 @@ async def run(args: argparse.Namespace) -> Report:
         problems=problems,
         calls=during,
         wall=time.perf_counter() - began,
+        peak_rss_mb=peak.peak,
     )
 
 
@@ -494,6 +544,7 @@ def render(report: Report) -> str:
     for name, (n, seconds) in ranked[:12]:
         lines.append(f"    {name:<45} {n:>6} calls {seconds:>7.1f} s {1000 * seconds / n:>7.1f} ms")
     lines.append(f"  wall time          {data['wall_seconds']} s (set-up and checks included)")
+    lines.append(f"  peak memory        {data['peak_rss_mb']} MB (the stack's process)")
     return "\n".join(lines)
 
 
@@ -509,6 +560,9 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--poll", type=float, default=0.2, help="dispatcher idle wait")
     parser.add_argument("--turn-seconds", type=int, default=600)
+    parser.add_argument(
+        "--max-rss-mb", type=float, default=6000, help="stop if the stack's process grows past"
+    )
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     if args.tables < 1:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared_engine import (
+    JokerButton,
     RoundState,
     apply,
     commitment,
@@ -22,6 +23,7 @@ from shared_engine import (
     shuffled,
     start_round,
 )
+from shared_engine.state import with_account_jokers
 
 
 @dataclass(frozen=True)
@@ -48,9 +50,12 @@ def replay(items: list[dict[str, Any]], *, twos: bool) -> list[ReplayedRound]:
         logs = sorted(k for k in by_key if k.startswith(f"LOG#{number:04d}#"))
         for log_key in logs:
             entry = by_key[log_key]
-            state, _ = apply(
-                state, int(entry["seat"]["N"]), parse_action(json.loads(entry["action"]["S"]))
-            )
+            seat = int(entry["seat"]["N"])
+            action = parse_action(json.loads(entry["action"]["S"]))
+            if isinstance(action, JokerButton):
+                # The move was paid from the account (JOKER-1): a spare joker was there.
+                state = with_account_jokers(state, seat, max(1, state.account_jokers[seat - 1]))
+            state, _ = apply(state, seat, action)
         a, b = score_round(state)
         if state.round_over:
             totals = (totals[0] + a.total, totals[1] + b.total)

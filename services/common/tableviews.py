@@ -73,20 +73,47 @@ class ViewPusher:
         if state is None:
             state = loads(table.state)
         delivered = 0
+        failures: list[Exception] = []
         for seat in SEATS:
             connection = table.connections.get(seat)
             if connection is None:
                 continue
             message = view_message(table, state, seat, last_action).model_dump(mode="json")
-            if self._pusher.send(connection, message):
+            if self._deliver(table, seat, connection, message, failures):
                 delivered += 1
-            else:
-                self._store.set_connection(table.table_id, seat, None, replacing=connection)
+        _raise_first(failures)
         return delivered
+
+    def _deliver(
+        self,
+        table: TableRecord,
+        seat: int,
+        connection: str,
+        message: dict[str, Any],
+        failures: list[Exception],
+    ) -> bool:
+        """One push; a gone connection frees the seat. Any other failure is kept, so the
+        other seats are still served before the caller learns of it (and its retry
+        repeats the pushes: see ``TurnService._stale`` and ``ScoreService``)."""
+        try:
+            sent = self._pusher.send(connection, message)
+        except Exception as exc:
+            failures.append(exc)
+            return False
+        if not sent:
+            self._store.set_connection(table.table_id, seat, None, replacing=connection)
+        return sent
 
     def push_all(self, table: TableRecord, message: dict[str, Any]) -> None:
         """The same public message (a round or match result) to every connected seat."""
+        failures: list[Exception] = []
         for seat in SEATS:
             connection = table.connections.get(seat)
-            if connection is not None and not self._pusher.send(connection, message):
-                self._store.set_connection(table.table_id, seat, None, replacing=connection)
+            if connection is not None:
+                self._deliver(table, seat, connection, message, failures)
+        _raise_first(failures)
+
+
+def _raise_first(failures: list[Exception]) -> None:
+    if failures:
+        raise failures[0]

@@ -67,18 +67,23 @@ class DealService:
             self._store.create_table(table)
         except AlreadyDone:
             created = False
+        stored = table if created else self._store.get_table(table.table_id)
+        # A table not yet dealt is still being formed (by this delivery or a retried one);
+        # a table already playing or over keeps its players where they are now.
+        forming = stored is not None and stored.round == 0 and stored.status == "playing"
         for seat, player in table.seats.items():
             if player.bot:
                 continue
-            if created:
+            found = self._presence.get_player(player.player_id)
+            here = found is not None and found.table_id == table.table_id
+            if forming and (found is None or found.table_id is None or here):
                 seated = self._presence.seat_player(
                     player.player_id, player.name, table.table_id, seat
                 )
-            else:
-                found = self._presence.get_player(player.player_id)
-                if found is None or found.table_id != table.table_id:
-                    continue
+            elif here and found is not None:
                 seated = found
+            else:
+                continue
             if seated.connection_id is not None:
                 self._store.set_connection(table.table_id, seat, seated.connection_id)
         self.deal(event.table_id, 1)

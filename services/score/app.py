@@ -10,6 +10,7 @@ from typing import Literal
 
 from services.common import constants
 from services.common.adapters import Clock
+from services.common.constants import score_sk
 from services.common.events import MatchEnded, RoundEnded, RoundScored, TableAborted, TeamScore
 from services.common.protocol import MatchResultMessage, RoundResultMessage
 from services.common.records import TableRecord
@@ -52,6 +53,7 @@ class ScoreService:
                 self._score(table)
             except AlreadyDone:
                 self._telemetry.info("score skipped", reason="already scored")
+                self._announce_again(table)
                 return
             except VersionConflict:
                 continue
@@ -121,19 +123,31 @@ class ScoreService:
         )
         self._store.record_score(table, new, scored.model_dump(mode="json"), outbox)
         self._telemetry.count("rounds_scored")
-        self._views.push_views(new)
-        result = RoundResultMessage.model_validate(scored.model_dump(mode="json"))
-        self._views.push_all(new, result.model_dump(mode="json"))
         if ended is not None:
             self._telemetry.count("matches_ended")
-            rewards = account_rewards(
-                table.mode, 0 if ended.winner == "A" else 1, table.round, table.stake
-            )
-            match_result = MatchResultMessage(
-                table_id=table.table_id,
-                winner=ended.winner,
-                totals=ended.totals,
-                rounds_played=ended.rounds_played,
-                rewards={str(seat): amount for seat, amount in rewards.items()},  # type: ignore[misc]
-            )
-            self._views.push_all(new, match_result.model_dump(mode="json"))
+        self._announce(new, scored)
+
+    def _announce(self, table: TableRecord, scored: RoundScored) -> None:
+        """Everyone's view, the round's result and, at the end, the match's result."""
+        self._views.push_views(table)
+        result = RoundResultMessage.model_validate(scored.model_dump(mode="json"))
+        self._views.push_all(table, result.model_dump(mode="json"))
+        if table.status != "finished":
+            return
+        winner: Literal["A", "B"] = "A" if scored.totals["A"] > scored.totals["B"] else "B"
+        rewards = account_rewards(table.mode, 0 if winner == "A" else 1, table.round, table.stake)
+        match_result = MatchResultMessage(
+            table_id=table.table_id,
+            winner=winner,
+            totals=scored.totals,
+            rounds_played=table.round,
+            rewards={str(seat): amount for seat, amount in rewards.items()},  # type: ignore[misc]
+        )
+        self._views.push_all(table, match_result.model_dump(mode="json"))
+
+    def _announce_again(self, table: TableRecord) -> None:
+        """A redelivery after the score was written: its announcements may have been lost
+        with the failure that caused the redelivery, and sending them again is harmless."""
+        item = self._store.get_item(table.table_id, score_sk(table.round))
+        if item is not None:
+            self._announce(table, RoundScored.model_validate_json(item["result"]["S"]))

@@ -9,6 +9,7 @@ next connected seat's turn gets a durable timer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -112,7 +113,11 @@ class TurnService:
             self._refuse(connection_id, "wrong_phase", "no round is being played", table)
             return
         if message.version != table.version:
-            self._stale(connection_id, table, seat)
+            try:
+                resent = action_to_wire(from_model(message.move))
+            except EngineError:
+                resent = None
+            self._stale(connection_id, table, seat, resent)
             return
         state = loads(table.state)
         extra: list[dict[str, Any]] = []
@@ -334,14 +339,48 @@ class TurnService:
             connection_id, error_message(code, message, table.table_id if table else None)
         )
 
-    def _stale(self, connection_id: str, table: TableRecord, seat: int) -> None:
+    def _stale(
+        self, connection_id: str, table: TableRecord, seat: int, move: dict[str, Any] | None = None
+    ) -> None:
+        """Answer with the fresh view; repair after a move whose answer was lost.
+
+        A client re-sends a move it got no answer to. If the table's last
+        logged action is that very move by that seat, it had been written
+        before the failure, and what follows a write (auto-play of absent seats,
+        the turn's timer, everyone's views) may never have run: it runs now.
+        Doing it again is harmless: auto-play is version-checked, a schedule
+        that exists is kept, views are idempotent.
+        """
         self._telemetry.count("refused_stale_version")
-        view = view_message(table, loads(table.state), seat) if table.state else None
+        state = _state_of(table)
+        view = view_message(table, state, seat) if state is not None else None
         self._views.send(
             connection_id,
             error_message(
                 "stale_version", f"the table is at version {table.version}", table.table_id, view
             ),
+        )
+        if move is None or state is None or not self._is_last_move(table, state, seat, move):
+            return
+        self._telemetry.count("answers_repaired")
+        applied = self._advance_absent(Applied(table, {}, state))
+        table, state = applied.table, applied.state
+        if (
+            self._timers is not None
+            and table.turn_deadline is not None
+            and self._running(table, state)
+        ):
+            self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
+        self._views.push_views(table, applied.last_action or None, state)
+
+    def _is_last_move(
+        self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
+    ) -> bool:
+        logged = self._store.get_item(table.table_id, constants.log_sk(table.round, state.ply))
+        return (
+            logged is not None
+            and int(logged["seat"]["N"]) == seat
+            and json.loads(logged["action"]["S"]) == move
         )
 
 
