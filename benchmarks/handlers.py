@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from local.dispatcher import LambdaContext, websocket_event
+
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 WEBSOCKET_ENDPOINT = "https://bench.execute-api.us-east-1.amazonaws.com/prod"
@@ -100,38 +102,6 @@ def forget_pushed_data() -> None:
 
     for backend in apigatewaymanagementapi_backends[ACCOUNT].values():
         backend.connections.clear()
-
-
-@dataclass
-class LambdaContext:
-    """What Powertools reads from a Lambda context object."""
-
-    function_name: str
-    memory_limit_in_mb: int = 256
-    aws_request_id: str = "bench"
-
-    @property
-    def invoked_function_arn(self) -> str:
-        return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function_name}"
-
-
-def websocket_event(
-    connection_id: str, route: str, body: str | None, authorizer: dict[str, Any] | None
-) -> dict[str, Any]:
-    """An API Gateway WebSocket event as a route's function receives it."""
-    return {
-        "requestContext": {
-            "connectionId": connection_id,
-            "routeKey": route,
-            "eventType": "MESSAGE" if body is not None else route.strip("$").upper(),
-            "authorizer": authorizer,
-            "apiId": "bench",
-            "stage": "prod",
-            "requestTimeEpoch": int(time.time() * 1000),
-        },
-        "body": body,
-        "isBase64Encoded": False,
-    }
 
 
 def sqs_event(bodies: list[tuple[str, str]]) -> dict[str, Any]:
