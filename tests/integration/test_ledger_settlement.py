@@ -9,17 +9,14 @@ let the platform deliver them. Every test ends by reconciling every account.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-from local.aws import LocalAws, reset
 from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
 from services.common.telemetry import RecordingTelemetry
@@ -30,7 +27,8 @@ from shared_engine import MatchMode, apply, parse_action, score_round, start_rou
 from shared_engine.tiles import JOKER
 from shared_engine.view import player_view
 from tests.integration.clients import choose, play_match
-from tests.integration.harness import SECRET, Harness, Inbox
+from tests.integration.harness import Harness
+from tests.integration.machine import executions, local_harness, settle_until
 from tests.services.fakes import FakeClock, RecordingPublisher
 
 pytestmark = pytest.mark.integration
@@ -41,52 +39,11 @@ SCORE = "canasta.score"
 # --- fixtures and helpers ------------------------------------------------------------
 
 
-@contextmanager
-def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
-    """A fresh account on the shared moto server (matchmaking polls every second)."""
-    reset(moto_url)
-    saved = dict(os.environ)
-    os.environ.update({"CANASTA_POLL_SECONDS": "1", **env})
-    inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET)
-    harness = Harness(aws, inbox)
-    try:
-        yield harness
-        running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]
-        assert running == [], f"executions still running at the end: {running}"
-        assert aws.dispatcher.errors == [], aws.dispatcher.errors
-    finally:
-        sfn = aws.client("stepfunctions")
-        for execution in executions(harness):
-            if execution["status"] == "RUNNING":
-                sfn.stop_execution(executionArn=execution["executionArn"])
-        aws.close()
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 @pytest.fixture
 def hx(moto_url: str) -> Iterator[Harness]:
     with local_harness(moto_url) as harness:
         yield harness
         assert_books_balance(harness)
-
-
-def executions(harness: Harness) -> list[dict[str, Any]]:
-    sfn = harness.aws.client("stepfunctions")
-    listed = sfn.list_executions(stateMachineArn=harness.aws.resources.state_machine_arn)
-    return list(listed["executions"])
-
-
-def settle_until(harness: Harness, done: Callable[[], Any], seconds: float = 60.0) -> None:
-    deadline = time.time() + seconds
-    while True:
-        harness.settle()
-        if done():
-            return
-        if time.time() > deadline:
-            raise AssertionError(f"not reached within {seconds} s")
-        time.sleep(0.05)
 
 
 def book_of(harness: Harness) -> Ledger:

@@ -11,19 +11,17 @@ nothing outlives its test on the shared moto server.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-from local.aws import LocalAws, reset
 from services.ledger.book import Ledger, Posting, escrow_account
 from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
-from tests.integration.harness import SECRET, Harness, Inbox
+from tests.integration.harness import Harness
+from tests.integration.machine import executions, local_harness, settle_until
 
 pytestmark = pytest.mark.integration
 
@@ -31,27 +29,6 @@ QUICK = "one_round:twos-meld:0"
 
 
 # --- fixtures and helpers ------------------------------------------------------------
-
-
-@contextmanager
-def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
-    """A fresh account on the shared moto server, built with ``env`` (CANASTA_* settings)."""
-    reset(moto_url)
-    saved = dict(os.environ)
-    os.environ.update({"CANASTA_POLL_SECONDS": "1", **env})
-    inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET)
-    harness = Harness(aws, inbox)
-    try:
-        yield harness
-        running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]
-        assert running == [], f"executions still running at the end: {running}"
-        assert aws.dispatcher.errors == [], aws.dispatcher.errors
-    finally:
-        stop_running(harness)
-        aws.close()
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @pytest.fixture
@@ -64,19 +41,6 @@ def mm(moto_url: str) -> Iterator[Harness]:
 def mm_short_queue(moto_url: str) -> Iterator[Harness]:
     with local_harness(moto_url, CANASTA_QUEUE_SECONDS="10") as harness:
         yield harness
-
-
-def stop_running(harness: Harness) -> None:
-    sfn = harness.aws.client("stepfunctions")
-    for execution in executions(harness):
-        if execution["status"] == "RUNNING":
-            sfn.stop_execution(executionArn=execution["executionArn"])
-
-
-def executions(harness: Harness) -> list[dict[str, Any]]:
-    sfn = harness.aws.client("stepfunctions")
-    listed = sfn.list_executions(stateMachineArn=harness.aws.resources.state_machine_arn)
-    return list(listed["executions"])
 
 
 def ticket_player(harness: Harness, execution_arn: str) -> str:
@@ -103,17 +67,6 @@ def outcomes(harness: Harness) -> dict[str, list[tuple[str, str]]]:
         state = final_state(harness, arn) if execution["status"] != "RUNNING" else "-"
         found.setdefault(ticket_player(harness, arn), []).append((execution["status"], state))
     return found
-
-
-def settle_until(harness: Harness, done: Callable[[], Any], seconds: float = 60.0) -> None:
-    deadline = time.time() + seconds
-    while True:
-        harness.settle()
-        if done():
-            return
-        if time.time() > deadline:
-            raise AssertionError(f"not reached within {seconds} s")
-        time.sleep(0.05)
 
 
 def all_executions_ended(harness: Harness) -> Callable[[], bool]:
