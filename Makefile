@@ -28,7 +28,14 @@ help:
 	@echo "make install   create $(VENV) and install the project with dev and test tools"
 	@echo "make clean     remove caches and build output (distclean also removes $(VENV))"
 
-install: $(STAMP)
+NPM_STAMP := node_modules/.package-lock.json
+
+install: $(STAMP) $(NPM_STAMP)
+
+# The contract's code generators and compilers (package.json): npm dev dependencies.
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "error: npm (node) is needed for the contract tests" >&2; exit 1; }
+	npm ci --no-audit --no-fund
 
 # The full toolset (tests, linters, CDK); `play` needs only the local stack.
 $(STAMP):
@@ -96,4 +103,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) node_modules

@@ -145,16 +145,21 @@ class Gateway:
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
         token = request.query.get("token", "")
-        policy = await self._run(
-            lambda: self._authorize(
-                {
-                    "type": "REQUEST",
-                    "methodArn": "arn:aws:execute-api:local:000000000000:local/local/$connect",
-                    "queryStringParameters": {"token": token},
-                },
-                LambdaContext("connect-authorizer"),
+        try:
+            policy = await self._run(
+                lambda: self._authorize(
+                    {
+                        "type": "REQUEST",
+                        "methodArn": "arn:aws:execute-api:local:000000000000:local/local/$connect",
+                        "queryStringParameters": {"token": token},
+                    },
+                    LambdaContext("connect-authorizer"),
+                )
             )
-        )
+        except Exception as exc:
+            if str(exc) != "Unauthorized":
+                raise
+            return web.Response(status=401, text="Unauthorized")
         if policy["policyDocument"]["Statement"][0]["Effect"] != "Allow":
             return web.Response(status=403, text="Forbidden")
         socket = web.WebSocketResponse(heartbeat=30, max_msg_size=128 * 1024)

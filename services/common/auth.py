@@ -20,6 +20,10 @@ class InvalidToken(Exception):
     pass
 
 
+class ExpiredToken(InvalidToken):
+    """Well formed and signed by us, but past ``exp``: the client should get a new one."""
+
+
 @dataclass(frozen=True)
 class Identity:
     player_id: str
@@ -60,7 +64,7 @@ def verify_token(secret: bytes, token: str, now: float) -> Identity:
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidToken("malformed") from exc
     if expires < now:
-        raise InvalidToken("expired")
+        raise ExpiredToken("expired")
     if not (0 < len(player_id) <= 64 and 0 < len(name) <= 32):
         raise InvalidToken("malformed")
     return Identity(player_id=player_id, name=name)

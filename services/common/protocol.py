@@ -4,33 +4,76 @@ API Gateway routes a client message on its ``action`` field
 (``$request.body.action``); each route parses its message with the model
 here. The AsyncAPI document (docs/asyncapi.json) and docs/protocol.md are
 generated from these models, so code and documentation cannot drift.
+
+Client messages are strict (an unknown field is refused); server messages
+are open (the server may add fields, and clients ignore what they do not
+know): that asymmetry is the versioning rule of docs/protocol.md.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from services.common.events import SeatPlayer, TeamScore
-from shared_engine.actions import ActionModel
+from services.common.events import SeatPlayer
+from services.common.settings import Settings
+from shared_engine.actions import ActionModel, MeldSpecModel, TileName
 from shared_engine.errors import ErrorCode
 from shared_engine.match import MatchMode
-from shared_engine.view import PlayerView
+from shared_engine.view import MeldView, PlayerView, ScoreView
 
 PROTOCOL_VERSION = 1
+ARENA_STAKES: Final[tuple[int, ...]] = Settings.model_fields["arena_stakes"].default
+IDLE_SECONDS: Final = 600
+"""API Gateway closes a connection that carried no message for this long."""
+
 TableId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+PlayerId = Annotated[str, Field(min_length=1, max_length=64)]
+Seat = Annotated[int, Field(ge=1, le=4)]
+SeatKey = Literal["1", "2", "3", "4"]
+Team = Literal["A", "B"]
+Variant = Annotated[Literal["twos-meld", "classic"], Field(title="Variant")]
+CorrelationId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9._:-]+$",
+        title="CorrelationId",
+    ),
+]
+
+
+def _require_tag(schema: dict[str, Any]) -> None:
+    """The tag a client switches on is always sent, so the schema requires it."""
+    required = schema.setdefault("required", [])
+    if "type" not in required:
+        required.insert(0, "type")
 
 
 class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class _ClientMessage(_Message):
+    cid: CorrelationId | None = None
+    """A correlation id of the client's choosing, echoed in every reply and error this
+    message causes (1–64 letters, digits or ``._:-``)."""
+
+
+class _ServerMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_tag)
+
+    cid: CorrelationId | None = Field(default=None, exclude_if=lambda cid: cid is None)
+    """The ``cid`` of the client message this answers; absent on pushes."""
+
+
 # --- client to server -------------------------------------------------------------
 
 
-class Play(_Message):
-    """Apply one action at the table. ``version`` is the version of the view it was chosen on."""
+class Play(_ClientMessage):
+    """Apply one move at the table. ``version`` is the version of the view it was chosen on."""
 
     action: Literal["play"]
     table_id: TableId
@@ -38,63 +81,78 @@ class Play(_Message):
     move: ActionModel
 
 
-class Sync(_Message):
+class Sync(_ClientMessage):
     """Ask for the current view of the player's table (sent after every (re)connect)."""
 
     action: Literal["sync"]
 
 
-class Queue(_Message):
+class Hello(_ClientMessage):
+    """Ask who this connection is: the answer names the player the token identified."""
+
+    action: Literal["hello"]
+
+
+class Ping(_ClientMessage):
+    """Keep the connection alive: API Gateway closes a connection idle for 10 minutes."""
+
+    action: Literal["ping"]
+
+
+class Queue(_ClientMessage):
     """Join a quick-start queue (``mode`` one_round, three_rounds, to_10000) or the arena
     (``mode`` arena, with a ``stake`` from the configured list)."""
 
     action: Literal["queue"]
     mode: MatchMode
-    variant: Literal["twos-meld", "classic"] = "twos-meld"
-    stake: int = Field(default=0, ge=0)
+    variant: Variant = "twos-meld"
+    stake: int = Field(default=0, ge=0, json_schema_extra={"enum": [0, *ARENA_STAKES]})
 
 
-class Leave(_Message):
+class Leave(_ClientMessage):
     """Leave the queue or the friends table being formed."""
 
     action: Literal["leave"]
 
 
-class CreateTable(_Message):
+class CreateTable(_ClientMessage):
     """Open a friends table; the answer carries the invite code to share."""
 
     action: Literal["create_table"]
-    mode: Literal["one_round", "three_rounds", "to_10000"]
-    variant: Literal["twos-meld", "classic"] = "twos-meld"
+    mode: Annotated[Literal["one_round", "three_rounds", "to_10000"], Field(title="FriendsMode")]
+    variant: Variant = "twos-meld"
 
 
-class JoinTable(_Message):
-    """Take a free seat at a friends table by its invite code."""
+class JoinTable(_ClientMessage):
+    """Take a free seat at a friends table by its invite code; the fourth player starts the
+    match. Answered with a ``lobby`` (``started`` when this join filled the table)."""
 
     action: Literal["join_table"]
     code: str = Field(min_length=4, max_length=12)
 
 
-class FillBots(_Message):
-    """The host fills the empty seats of their friends table with bots, which starts it."""
+class FillBots(_ClientMessage):
+    """The host fills the empty seats of their friends table with bots, which starts it.
+    Answered with a ``lobby`` whose ``status`` is ``started``."""
 
     action: Literal["fill_bots"]
 
 
-class Balance(_Message):
+class Balance(_ClientMessage):
     """Ask for the account's points and spare jokers."""
 
     action: Literal["balance"]
 
 
-TurnMessage = Annotated[Play | Sync, Field(discriminator="action")]
-"""Routed to the turn service (``play``, ``sync``; ``$default`` too)."""
+TurnMessage = Annotated[Play | Sync | Hello | Ping, Field(discriminator="action")]
+"""Routed to the turn service (``play``, ``sync``; ``hello`` and ``ping`` reach it
+through ``$default``)."""
 LobbyMessage = Annotated[
     Queue | Leave | CreateTable | JoinTable | FillBots | Balance, Field(discriminator="action")
 ]
 """Routed to the matchmaking service."""
 ClientMessage = Annotated[
-    Play | Sync | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
+    Play | Sync | Hello | Ping | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
     Field(discriminator="action"),
 ]
 
@@ -118,6 +176,13 @@ ServiceErrorCode = Literal[
 ]
 """Refusals of the services, beside the engine's codes (SCENARIOS.md)."""
 
+ERROR_CODE_NAMES: Final[tuple[str, ...]] = (*get_args(ErrorCode), *get_args(ServiceErrorCode))
+AnyErrorCode = Annotated[
+    ErrorCode | ServiceErrorCode,
+    WithJsonSchema({"title": "ErrorCode", "type": "string", "enum": list(ERROR_CODE_NAMES)}),
+]
+"""One named enum of every refusal, engine and service, for clients to translate."""
+
 
 class SeatInfo(_Message):
     """A seat's player and whether they are connected (else their turns are auto-played)."""
@@ -130,101 +195,177 @@ class MatchInfo(_Message):
     """The match around the round: its length, stake, round number and team totals."""
 
     mode: MatchMode
-    variant: Literal["twos-meld", "classic"]
-    stake: int
-    round: int
-    totals: dict[Literal["A", "B"], int]
-    status: Literal["playing", "finished", "aborted"]
+    variant: Variant
+    stake: int = Field(ge=0)
+    round: int = Field(ge=1)
+    totals: dict[Team, int]
+    status: Annotated[Literal["playing", "finished", "aborted"], Field(title="MatchStatus")]
 
 
-class ViewMessage(_Message):
+class Meld(MeldView):
+    """A team's meld on the table, as every seat sees it."""
+
+    tiles: list[TileName]
+    canasta: Annotated[Literal["clean", "dirty"], Field(title="CanastaKind")] | None
+    stripe: Annotated[Literal["yellow", "red"], Field(title="Stripe")] | None
+
+
+class TableView(PlayerView):
+    """The round as one seat may see it: its own tiles, only counts of the others'."""
+
+    # The engine's view with the wire's narrower types: the same JSON, a stricter schema
+    # (dict values are invariant for mypy, hence the ignores on the narrowed maps).
+
+    seat: Seat
+    turn: Seat
+    hand: list[TileName]
+    hand_sizes: dict[SeatKey, int]  # type: ignore[assignment]
+    melds: dict[Team, list[Meld]]  # type: ignore[assignment]
+    bonus_threes: dict[Team, list[TileName]]
+    discard: list[TileName]
+    went_out: Seat | None
+    legal_actions: list[ActionModel]  # type: ignore[assignment]
+
+
+class LastAction(_Message):
+    """The move that produced this view's version, in ``move`` form plus who made it."""
+
+    seat: Seat
+    """The seat that moved."""
+    auto: bool
+    """True when the server played it: auto-play of an absent or timed-out seat (TABLE-2),
+    or a bot's seat."""
+    type: Annotated[
+        Literal["draw", "take_pile", "joker_button", "meld", "discard"], Field(title="MoveType")
+    ]
+    """The move made, as in ``move``."""
+    tile: TileName | None = None
+    """``discard`` only: the tile discarded."""
+    melds: list[MeldSpecModel] | None = None
+    """``meld`` and ``take_pile`` only: the melds laid or extended."""
+
+
+class ViewMessage(_ServerMessage):
     """The seat's whole view. Sent after every change; a client replaces its state with it."""
 
     type: Literal["view"] = "view"
     protocol: int = PROTOCOL_VERSION
     table_id: str
-    version: int
-    seat: int
-    seats: dict[Literal["1", "2", "3", "4"], SeatInfo]
+    version: int = Field(ge=0)
+    seat: Seat
+    seats: dict[SeatKey, SeatInfo]
     match: MatchInfo
     turn_deadline: float | None
     """Epoch seconds when auto-play takes the current turn (TABLE-2), if timed."""
-    view: PlayerView
-    last_action: dict[str, Any] | None = None
-    """The public form of the action that produced this version, for animation."""
+    view: TableView
+    last_action: LastAction | None = None
+    """The move that produced this version, for animation; null after a sync or a deal."""
 
 
-class ErrorMessage(_Message):
+class ErrorMessage(_ServerMessage):
     """A refusal. Nothing changed. ``view`` comes with ``stale_version``."""
 
     type: Literal["error"] = "error"
-    code: ErrorCode | ServiceErrorCode
+    code: AnyErrorCode
     message: str
     table_id: str | None = None
     view: ViewMessage | None = None
 
 
-class RoundResultMessage(_Message):
+class RoundResultMessage(_ServerMessage):
     """A round was scored (SCORE-1) and what comes next; reveals the round's seed."""
 
     type: Literal["round_result"] = "round_result"
     table_id: str
-    round: int
-    scores: dict[Literal["A", "B"], TeamScore]
-    totals: dict[Literal["A", "B"], int]
-    next: Literal["round", "tie_break", "end"]
+    round: int = Field(ge=1)
+    scores: dict[Team, ScoreView]
+    totals: dict[Team, int]
+    next: Annotated[Literal["round", "tie_break", "end"], Field(title="NextRound")]
     seed: str
     """Revealed now: recompute the shuffle and check it against ``commitment`` (DEAL-4)."""
     commitment: str
 
 
-class MatchResultMessage(_Message):
+class MatchResultMessage(_ServerMessage):
     """The match is over: the winning team, the totals and each seat's account change."""
 
     type: Literal["match_result"] = "match_result"
     table_id: str
-    winner: Literal["A", "B"]
-    totals: dict[Literal["A", "B"], int]
-    rounds_played: int
-    rewards: dict[Literal["1", "2", "3", "4"], int]
+    winner: Team
+    totals: dict[Team, int]
+    rounds_played: int = Field(ge=1)
+    rewards: dict[SeatKey, int]
     """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
 
 
-class QueuedMessage(_Message):
+class QueuedMessage(_ServerMessage):
     """The player waits in a queue until four make a table or ``expires_at`` passes."""
 
     type: Literal["queued"] = "queued"
     mode: MatchMode
-    variant: Literal["twos-meld", "classic"]
-    stake: int
+    variant: Variant
+    stake: int = Field(ge=0, json_schema_extra={"enum": [0, *ARENA_STAKES]})
     expires_at: float
 
 
-class QueueLeftMessage(_Message):
+class QueueLeftMessage(_ServerMessage):
     """The player is no longer waiting: they left, their ticket timed out, they
     disconnected, or the host closed the friends table they had joined."""
 
     type: Literal["queue_left"] = "queue_left"
-    reason: Literal["left", "timeout", "disconnected", "closed"]
+    reason: Annotated[
+        Literal["left", "timeout", "disconnected", "closed"], Field(title="QueueLeftReason")
+    ]
+    """``left``: the player's own ``leave``; ``timeout``: no table formed before the ticket
+    expired; ``disconnected``: the connection closed while waiting (sent to no one: a client
+    that reconnects starts again); ``closed``: the host left the friends table."""
 
 
-class LobbyView(_Message):
-    """A friends table being formed: who sits where, and the code to invite others."""
+class LobbyView(_ServerMessage):
+    """A friends table being formed: who sits where, and the code to invite others.
+
+    Every seated player receives it when a seat changes. When the fourth seat is
+    taken (a ``join_table`` or the host's ``fill_bots``), ``status`` is ``started``
+    and ``table_id`` names the table; the first ``view`` of that table follows."""
 
     type: Literal["lobby"] = "lobby"
     code: str
-    host: str
+    host: PlayerId
+    you: PlayerId
+    """The receiving player's id: ``you == host`` may send ``fill_bots``."""
     mode: MatchMode
-    variant: Literal["twos-meld", "classic"]
-    seats: dict[Literal["1", "2", "3", "4"], SeatPlayer | None]
+    variant: Variant
+    seats: dict[SeatKey, SeatPlayer | None]
+    status: Annotated[Literal["forming", "started"], Field(title="LobbyStatus")] = "forming"
+    table_id: str | None = None
+    """With ``started``: the table the match is played at."""
 
 
-class BalanceMessage(_Message):
+class BalanceMessage(_ServerMessage):
     """The account, shared with the platform's other rummy modes (MATCH-3, JOKER-1)."""
 
     type: Literal["balance"] = "balance"
     points: int
-    jokers: int
+    jokers: int = Field(ge=0)
+
+
+class WelcomeMessage(_ServerMessage):
+    """Who this connection is: the player the token named, and the protocol spoken."""
+
+    type: Literal["welcome"] = "welcome"
+    player_id: PlayerId
+    """The player's account id: the id in ``seats`` and in a lobby's ``host``."""
+    name: str = Field(min_length=1, max_length=32)
+    protocol: int = PROTOCOL_VERSION
+    idle_seconds: int = IDLE_SECONDS
+    """Send any message (``ping`` if nothing else) more often than this, or the
+    connection is closed."""
+
+
+class PongMessage(_ServerMessage):
+    """The answer to ``ping``: the connection is alive."""
+
+    type: Literal["pong"] = "pong"
 
 
 ServerMessage = Annotated[
@@ -235,6 +376,39 @@ ServerMessage = Annotated[
     | QueuedMessage
     | QueueLeftMessage
     | LobbyView
-    | BalanceMessage,
+    | BalanceMessage
+    | WelcomeMessage
+    | PongMessage,
     Field(discriminator="type"),
 ]
+
+
+class TokenClaims(BaseModel):
+    """What a player token says (its middle part, base64url JSON, readable by the client)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sub: PlayerId
+    """The player's account id."""
+    name: str = Field(min_length=1, max_length=32)
+    """The name shown at the table."""
+    exp: int
+    """Epoch seconds after which the token is refused: sign in again before."""
+
+
+class SignInRequest(BaseModel):
+    """Local sign-in (``POST /api/signin``): the name is the account."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1, max_length=24, pattern=r"^[\w ]+$")
+
+
+class SignInResponse(BaseModel):
+    """A fresh token for the name, and the player id it carries."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: str = Field(max_length=2048)
+    player_id: PlayerId
+    name: str

@@ -5,13 +5,19 @@
 - ``events/schemas/<DetailType>.json``: the JSON Schema of each EventBridge
   event's ``detail`` (``services.common.events``), naming the service that
   emits it and the consumers that receive it;
-- ``docs/asyncapi.json``: the AsyncAPI 3.0 document of the WebSocket API
+- ``docs/asyncapi.json``: the AsyncAPI 3.1 document of the WebSocket API
   (``services.common.protocol``);
 - ``docs/protocol.md``: the same protocol written for people, with examples.
 
 ``python -m services.common.schemas --check`` writes nothing, lists the files
 that differ from what the models give, and exits 1 if there are any. The
 contract tests run the same check (``stale``).
+
+The protocol's schemas follow two rules of the contract that no single model
+states: every schema that only server messages reach is open (``additionalProperties``
+is left out, so clients built from it tolerate added fields), and every tag
+property (``type``, ``action``) carries a title of its own, so that code
+generators make one type per message and per move instead of merging them.
 
 The output is deterministic: sorted keys in JSON, a fixed seed for the
 examples, no clock. A development tool: no Lambda handler imports it.
@@ -36,11 +42,16 @@ from pydantic import BaseModel, TypeAdapter
 from services.common import constants
 from services.common.events import EVENT_TYPES, SeatPlayer
 from services.common.protocol import (
+    ARENA_STAKES,
+    IDLE_SECONDS,
     PROTOCOL_VERSION,
     ClientMessage,
     LobbyMessage,
     ServerMessage,
     ServiceErrorCode,
+    SignInRequest,
+    SignInResponse,
+    TokenClaims,
     TurnMessage,
     ViewMessage,
 )
@@ -70,7 +81,7 @@ REF_TEMPLATE: Final = "#/components/schemas/{model}"
 MAX_MESSAGE_BYTES: Final[int] = Settings.model_fields["max_message_bytes"].default
 TURN_SECONDS: Final[int] = Settings.model_fields["turn_seconds"].default
 DEFAULT_REGION: Final[str] = Settings.model_fields["region"].default
-ARENA_STAKES: Final[tuple[int, ...]] = Settings.model_fields["arena_stakes"].default
+TOKEN_HOURS: Final[int] = Settings.model_fields["token_ttl_seconds"].default // 3600
 
 # --- events -----------------------------------------------------------------------
 
@@ -160,14 +171,24 @@ def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
     return docs
 
 
+SCORE_NOTES: Final[dict[str, str]] = {
+    "melded": "Points of the tiles melded.",
+    "canastas": "Canasta bonuses.",
+    "bonus_threes": "Bonus threes: +100 each if the team opened, else -100 (THREE-1).",
+    "going_out": "The bonus for going out.",
+    "hands": "Tiles left in the team's hands, zero or negative.",
+    "total": "The round score: the sum of the parts.",
+}
+"""A team's round score, in the events (``TeamScore``) as in the messages (``ScoreView``)."""
+
 FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
     "Play": {
         "table_id": "The table the move is for; the player must hold a seat at it.",
         "version": "The `version` of the view the move was chosen on.",
-        "move": "The action, in the form the view lists in `legal_actions`.",
+        "move": "The move, in the form the view lists in `legal_actions`.",
     },
     "ViewMessage": {
-        "protocol": "The version of the message shapes (see Versions).",
+        "protocol": "The version of the message shapes; it grows only on an incompatible change.",
         "version": "Grows by one with every change of the game; send it back in `play`.",
         "seat": "The receiving player's seat, 1–4. Seats 1 and 3 are team A, 2 and 4 team B.",
         "seats": "Every seat's player and whether a live connection holds the seat.",
@@ -175,7 +196,7 @@ FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
         "view": "The round as this seat may see it: its own tiles, counts of the others.",
     },
     "ErrorMessage": {
-        "code": "Why, as a code to translate (see Error codes).",
+        "code": "Why, as a code to translate (`ErrorCode`).",
         "message": "Why, in English, for logs and developers; not for display.",
         "table_id": "The table concerned, when there is one.",
         "view": "With `stale_version` only: the table's current view, to choose again from.",
@@ -197,7 +218,7 @@ FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
         "name": "The name shown at the table.",
         "bot": "Whether a bot fills the seat.",
     },
-    "MeldView": {
+    "Meld": {
         "rank": "The meld's rank (2 for the meld of twos).",
         "tiles": "Its tiles, naturals first.",
     },
@@ -207,11 +228,11 @@ FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
         "round": "The round being played, from 1.",
         "totals": "The match totals before this round's score.",
     },
-    "PlayerView": {
+    "TableView": {
         "seat": "This view's seat.",
         "turn": "The seat to play.",
         "hand": "This seat's tiles. Nobody else's tiles ever appear.",
-        "hand_sizes": "How many tiles each seat holds, by seat.",
+        "hand_sizes": 'How many tiles each seat holds, by seat (`"1"`–`"4"`).',
         "melds": "Each team's melds.",
         "bonus_threes": "Each team's exposed bonus threes.",
         "opened": "Whether each team has made its opening meld.",
@@ -225,7 +246,10 @@ FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
         "round_scores": "The round's scores, once the round is over.",
         "team": "This seat's team.",
         "phase": "Where the turn is: `first_discard`, `draw`, `play`, or `round_over`.",
-        "legal_actions": "Moves this seat may send now, in `move` form (see Limits).",
+        "legal_actions": (
+            "Moves this seat may send now, in `move` form: every draw and discard, and melds "
+            "and pickups in one canonical form each. Other combinations may be legal too."
+        ),
     },
     "Queue": {
         "mode": "The match length; `arena` for a staked match (MATCH-1, MATCH-4).",
@@ -243,15 +267,17 @@ FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
         "stake": "The arena stake; 0 in the quick-start queues.",
         "expires_at": "Epoch seconds when the ticket expires if no table has formed.",
     },
-    "QueueLeftMessage": {
-        "reason": "`left` (the player's `leave`), `timeout`, or `disconnected`.",
-    },
     "LobbyView": {
         "code": "The invite code to share.",
         "host": "The player id of the host, who may `fill_bots`.",
         "mode": "The match length.",
         "variant": "The rules variant.",
         "seats": "Who sits where; `null` for a free seat.",
+        "status": "`forming` while seats are free; `started` once the table is full.",
+    },
+    "WelcomeMessage": {
+        "name": "The player's name, as shown at the table.",
+        "protocol": "The version of the message shapes; it grows only on an incompatible change.",
     },
     "BalanceMessage": {
         "points": "The account's points.",
@@ -266,29 +292,16 @@ FIELD_NOTES: Final[dict[str, dict[str, str]]] = {
         "rank": "The meld's rank, 1–13 (2 for the meld of twos).",
         "tiles": "Tile names: rank then colour letter (`7R`, `13B`), or `JK` for a joker.",
     },
-    "TeamScore": {
-        "melded": "Points of the tiles melded.",
-        "canastas": "Canasta bonuses.",
-        "bonus_threes": "Bonus threes: +100 each if the team opened, else -100 (THREE-1).",
-        "going_out": "The bonus for going out.",
-        "hands": "Tiles left in the team's hands, zero or negative.",
-        "total": "The round score: the sum of the parts.",
-    },
-    "ScoreView": {
-        "melded": "Points of the tiles melded.",
-        "canastas": "Canasta bonuses.",
-        "bonus_threes": "Bonus threes: +100 each if the team opened, else -100 (THREE-1).",
-        "going_out": "The bonus for going out.",
-        "hands": "Tiles left in the team's hands, zero or negative.",
-        "total": "The round score: the sum of the parts.",
-    },
+    "TeamScore": SCORE_NOTES,
+    "ScoreView": SCORE_NOTES,
 }
 """What a field means, where the model says nothing about it."""
 
+SCORE_SUMMARY: Final = "A team's round score and its parts (SCORE-1); `total` is their sum."
 SUMMARIES: Final[dict[str, str]] = {
     "RoundEnded": "A round is over: a seat went out or the stock ran out. It is scored next.",
-    "TeamScore": "A team's round score and its parts (SCORE-1); `total` is their sum.",
-    "ScoreView": "A team's round score and its parts (SCORE-1); `total` is their sum.",
+    "TeamScore": SCORE_SUMMARY,
+    "ScoreView": SCORE_SUMMARY,
     "PlayerConnected": (
         "A player opened a connection. `table_id` and `seat` are set when the player holds "
         "a seat at a table being played: the seat is connected again."
@@ -297,7 +310,6 @@ SUMMARIES: Final[dict[str, str]] = {
         "A player's current connection closed. `table_id` and `seat` are set when it held a "
         "seat, which is now absent and auto-played (TABLE-2)."
     ),
-    "JoinTable": "Take a free seat at a friends table; the fourth player starts the match.",
     "RoundResultMessage": "A round was scored; sent to every connected seat after its last view.",
     "MatchResultMessage": "The match is over; sent to every connected seat after the round result.",
     "QueueLeftMessage": "The player is out of the queue or the friends table being formed.",
@@ -389,6 +401,15 @@ ROUTED_TO: Final[dict[str, str]] = {
     **{m.__name__: "turn" for m in _members(TurnMessage)},
 }
 """The service each client message's route invokes."""
+
+
+DEFAULT_ROUTED: Final = ("Hello", "Ping")
+"""Client messages without a route of their own: API Gateway sends them to ``$default``."""
+
+
+def route_of(model: type[BaseModel]) -> str:
+    """The API Gateway route key a client message arrives on."""
+    return "$default" if model.__name__ in DEFAULT_ROUTED else tag_of(model)
 
 
 def routed_to(name: str) -> str:
@@ -528,8 +549,8 @@ def _example_view(seat: int, *, drawn: bool = False) -> ViewMessage:
 
 
 def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    view = _example_view(2).view
-    draw = next((a for a in view.legal_actions if a["type"] == "draw"), view.legal_actions[0])
+    legal = _example_view(2).model_dump(mode="json")["view"]["legal_actions"]
+    draw = next((a for a in legal if a["type"] == "draw"), legal[0])
     state = start_round(EXAMPLE_SEED, twos=True, dealer=4)
     state, _ = apply(state, 1, DISCARDS[auto_discard(state, 1)])
     state, _ = apply(state, 2, DRAW)
@@ -538,8 +559,14 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     return {
         "Play": [
             (
-                "seat 2 draws (see the `view` example)",
-                {"action": "play", "table_id": EXAMPLE_TABLE, "version": 2, "move": draw},
+                "seat 2 draws (see the `view` example), with a correlation id",
+                {
+                    "action": "play",
+                    "table_id": EXAMPLE_TABLE,
+                    "version": 2,
+                    "move": draw,
+                    "cid": "m-41",
+                },
             ),
             (
                 "then discards",
@@ -551,6 +578,8 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
             ),
         ],
         "Sync": [("after every open", {"action": "sync"})],
+        "Hello": [("who am I", {"action": "hello", "cid": "h-1"})],
+        "Ping": [("keep the connection open", {"action": "ping"})],
         "Queue": [
             ("quick start", {"action": "queue", "mode": "three_rounds"}),
             ("arena", {"action": "queue", "mode": "arena", "stake": ARENA_STAKES[1]}),
@@ -558,7 +587,7 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
         "Leave": [("leave the queue", {"action": "leave"})],
         "CreateTable": [("a friends table", {"action": "create_table", "mode": "to_10000"})],
         "JoinTable": [("with the invite code", {"action": "join_table", "code": "KQ7M2X"})],
-        "FillBots": [("start with bots", {"action": "fill_bots"})],
+        "FillBots": [("start with bots", {"action": "fill_bots", "cid": "fb-1"})],
         "Balance": [("ask", {"action": "balance"})],
     }
 
@@ -571,6 +600,20 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     stale = _example_view(2, drawn=True)
     return {
         "ViewMessage": [("seat 2, whose turn it is", view.model_dump(mode="json"))],
+        "WelcomeMessage": [
+            (
+                "the answer to `hello`",
+                {
+                    "type": "welcome",
+                    "player_id": EXAMPLE_PLAYERS[2].player_id,
+                    "name": EXAMPLE_PLAYERS[2].name,
+                    "protocol": PROTOCOL_VERSION,
+                    "idle_seconds": IDLE_SECONDS,
+                    "cid": "h-1",
+                },
+            )
+        ],
+        "PongMessage": [("the answer to `ping`", {"type": "pong"})],
         "ErrorMessage": [
             (
                 "a refused move",
@@ -579,6 +622,7 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                     "code": "not_your_turn",
                     "message": "seat 2 is to play",
                     "table_id": EXAMPLE_TABLE,
+                    "cid": "m-40",
                 },
             ),
             (
@@ -652,11 +696,12 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
         "QueueLeftMessage": [("left", {"type": "queue_left", "reason": "left"})],
         "LobbyView": [
             (
-                "two of four seated",
+                "two of four seated, as the host sees it",
                 {
                     "type": "lobby",
                     "code": "KQ7M2X",
                     "host": EXAMPLE_PLAYERS[1].player_id,
+                    "you": EXAMPLE_PLAYERS[1].player_id,
                     "mode": "to_10000",
                     "variant": "twos-meld",
                     "seats": {
@@ -665,8 +710,30 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                         "3": EXAMPLE_PLAYERS[3].model_dump(mode="json"),
                         "4": None,
                     },
+                    "status": "forming",
+                    "table_id": None,
                 },
-            )
+            ),
+            (
+                "the answer to the host's `fill_bots`: the table is full and starts",
+                {
+                    "type": "lobby",
+                    "code": "KQ7M2X",
+                    "host": EXAMPLE_PLAYERS[1].player_id,
+                    "you": EXAMPLE_PLAYERS[1].player_id,
+                    "mode": "to_10000",
+                    "variant": "twos-meld",
+                    "seats": {
+                        "1": EXAMPLE_PLAYERS[1].model_dump(mode="json"),
+                        "2": {"player_id": "bot-KQ7M2X-2", "name": "Bot 2", "bot": True},
+                        "3": EXAMPLE_PLAYERS[3].model_dump(mode="json"),
+                        "4": {"player_id": "bot-KQ7M2X-4", "name": "Bot 4", "bot": True},
+                    },
+                    "status": "started",
+                    "table_id": "f-KQ7M2X-3b9e0c1d",
+                    "cid": "fb-1",
+                },
+            ),
         ],
         "BalanceMessage": [("the account", {"type": "balance", "points": 12000, "jokers": 2})],
     }
@@ -699,24 +766,114 @@ def _asyncapi_schema(node: Any) -> Any:
     return node
 
 
+UNIONS: Final[dict[str, tuple[Any, str]]] = {
+    "ClientMessage": (
+        ClientMessage,
+        "Any message a client sends, told apart by `action` (the route).",
+    ),
+    "ServerMessage": (
+        ServerMessage,
+        "Any message the server sends, told apart by `type`. A client ignores a message "
+        "whose `type` it does not know: new types may be added.",
+    ),
+}
+"""The two directions as unions, so that a client decodes every frame with one type."""
+TAGS: Final = ("type", "action")
+
+
+def _reaches(defs: dict[str, Any], roots: Sequence[str]) -> set[str]:
+    """The names of the schemas ``roots`` refer to, directly or not (roots included)."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(ref.rsplit("/", 1)[-1] for ref in _refs_in(defs[name]))
+    return seen
+
+
+def _refs_in(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from _refs_in(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs_in(item)
+
+
+def _as_contract(name: str, schema: dict[str, Any], open_: bool) -> None:
+    """The contract's rules on one schema: tag first and titled, ``cid`` last, open if
+    only the server sends it."""
+    properties: dict[str, Any] = schema.get("properties", {})
+    for tag in TAGS:
+        if "const" in properties.get(tag, {}):
+            properties[tag]["title"] = f"{name}{tag.title()}"
+    if properties:
+        order = sorted(properties, key=lambda p: (p not in TAGS, p == "cid"))
+        schema["properties"] = {p: properties[p] for p in order}
+    if open_:
+        schema.pop("additionalProperties", None)
+
+
 def message_schemas() -> dict[str, Any]:
     """Every schema the messages use, by name, with ``$ref`` into ``components.schemas``."""
     defs: dict[str, Any] = {}
-    adapters: tuple[TypeAdapter[Any], ...] = (
-        TypeAdapter(ClientMessage),
-        TypeAdapter(ServerMessage),
-    )
-    for adapter in adapters:
-        schema = adapter.json_schema(ref_template=REF_TEMPLATE)
-        for name, definition in schema.get("$defs", {}).items():
-            if defs.get(name, definition) != definition:
-                raise ValueError(f"two different schemas are named {name}")
-            defs[name] = definition
+    for name, (union, summary) in UNIONS.items():
+        schema = TypeAdapter(union).json_schema(ref_template=REF_TEMPLATE)
+        for key, definition in schema.pop("$defs", {}).items():
+            if defs.get(key, definition) != definition:
+                raise ValueError(f"two different schemas are named {key}")
+            defs[key] = definition
+        defs[name] = {"title": name, "description": summary, **schema}
     models = _models_by_name([*CLIENT_MESSAGES, *SERVER_MESSAGES])
     for name, definition in defs.items():
         if name in models:
             _describe_properties(definition, models[name])
+    from_client = _reaches(defs, ["ClientMessage"])
+    for name, definition in defs.items():
+        _as_contract(name, definition, open_=name not in from_client)
     return {name: _asyncapi_schema(defs[name]) for name in sorted(defs)}
+
+
+VERSIONING: Final = (
+    "Versioning: `protocol` (in `view` and `welcome`) grows only with an incompatible "
+    "change. Compatible changes come without notice: a new field in a server message (their "
+    "schemas are open: ignore fields you do not know), a new server message `type` (ignore "
+    "it), a new client `action`, a new optional field in a client message. Incompatible, "
+    "so announced by a new `protocol`: a field removed, renamed, retyped or given another "
+    "meaning, a client field made required, a new value in any enum (error codes, moves, "
+    "phases, modes, reasons, statuses), a new field in a move (client messages, moves "
+    "included, are strict: the server refuses unknown fields with `malformed`)."
+)
+TOKEN_TEXT: Final = (
+    "The player token, in the `token` query parameter of the connect request (browsers "
+    "cannot set headers on a WebSocket). Its form is `v1.<claims>.<signature>`: `<claims>` "
+    "is base64url JSON (`TokenClaims`: `sub` the player id, `name`, `exp` in epoch seconds), "
+    "readable by the client; `<signature>` is an HMAC-SHA256 by the server's key. A token "
+    f"lasts {TOKEN_HOURS} hours. There is no refresh token: before `exp`, get a new token "
+    "the way the first was got, and use it for the next connection (the token is checked "
+    "only on `$connect`; an open connection outlives it). Locally, `POST /api/signin` with "
+    '`SignInRequest` (`{"name": "Ann"}`) answers `SignInResponse` (`token`, '
+    "`player_id`, `name`); the same name is the same account. On AWS a token is issued "
+    "with `python -m infra.player_token`. A refused token fails the handshake with an HTTP "
+    "status and no WebSocket: 401 when it is well formed and signed but expired (get a new "
+    "one), 403 when it is missing, malformed or forged (do not retry with it)."
+)
+
+
+def identity_schemas() -> dict[str, Any]:
+    """The token's claims and the local sign-in, beside the messages."""
+    out: dict[str, Any] = {}
+    for model in (TokenClaims, SignInRequest, SignInResponse):
+        schema = model.model_json_schema(ref_template=REF_TEMPLATE)
+        _describe_properties(schema, model)
+        out[model.__name__] = schema
+    return out
 
 
 CHANNEL: Final = "table"
@@ -724,7 +881,7 @@ SERVER: Final = "aws"
 
 
 def asyncapi() -> dict[str, Any]:
-    """The AsyncAPI 3.0 document of the WebSocket API, from the client's point of view."""
+    """The AsyncAPI 3.1 document of the WebSocket API, from the client's point of view."""
     cases = examples()
     channel_ref = {"$ref": f"#/channels/{CHANNEL}"}
 
@@ -745,7 +902,7 @@ def asyncapi() -> dict[str, Any]:
         if summary:
             message["summary"] = summary.split("\n\n")[0]
         if model in CLIENT_MESSAGES:
-            message["x-route"] = tag_of(model)
+            message["x-route"] = route_of(model)
             message["x-service"] = routed_to(name)
         messages[name] = message
 
@@ -775,7 +932,7 @@ def asyncapi() -> dict[str, Any]:
         }
 
     return {
-        "asyncapi": "3.0.0",
+        "asyncapi": "3.1.0",
         "info": {
             "title": "Tile Canasta WebSocket API",
             "version": str(PROTOCOL_VERSION),
@@ -784,13 +941,21 @@ def asyncapi() -> dict[str, Any]:
                 "connection, described from the client's side: the client sends the "
                 "`send` operations and receives the `receive` ones.\n\n"
                 "Connect to the stage URL with the player's token in the `token` query "
-                "parameter; a REQUEST authorizer checks it on `$connect` and the identity "
-                "it returns applies to every later message of the connection.\n\n"
+                "parameter (see the `token` security scheme: how to get one, its claims, its "
+                "lifetime); a REQUEST authorizer checks it on `$connect` and the identity "
+                "it returns applies to every later message of the connection. Send `hello` "
+                "to learn the player id it names.\n\n"
                 "API Gateway selects the route of each client message from its `action` "
                 "field (route selection expression `$request.body.action`); a message "
                 "whose `action` matches no route reaches `$default` and is refused with "
                 f"`unknown_action`. Client messages are limited to {MAX_MESSAGE_BYTES} "
                 "bytes.\n\n"
+                "Any client message may carry a `cid` (correlation id): every reply and "
+                "error it causes carries the same `cid`; pushes (views caused by other "
+                "seats, results, timeouts) carry none.\n\n"
+                f"API Gateway closes a connection idle for {IDLE_SECONDS // 60} minutes: send "
+                "`ping` (answered by `pong`) when nothing else was sent for a while.\n\n"
+                f"{VERSIONING}\n\n"
                 f"Generated by `{COMMAND}` from `services/common/protocol.py`; "
                 "the same protocol for people is docs/protocol.md."
             ),
@@ -799,7 +964,6 @@ def asyncapi() -> dict[str, Any]:
         "servers": {
             SERVER: {
                 "host": "{apiId}.execute-api.{region}.amazonaws.com",
-                "pathname": "/{stage}",
                 "protocol": "wss",
                 "title": "API Gateway WebSocket API",
                 "description": (
@@ -812,14 +976,20 @@ def asyncapi() -> dict[str, Any]:
                         "examples": ["a1b2c3d4e5"],
                     },
                     "region": {"default": DEFAULT_REGION, "description": "The AWS region."},
-                    "stage": {"default": "prod", "description": "The API stage."},
                 },
                 "security": [{"$ref": "#/components/securitySchemes/token"}],
             }
         },
         "channels": {
             CHANNEL: {
-                "address": None,
+                "address": "/{stage}",
+                "parameters": {
+                    "stage": {
+                        "default": "prod",
+                        "examples": ["prod", "dev", "ws"],
+                        "description": "The API stage (`ws` on the local stack).",
+                    }
+                },
                 "title": "The player's connection",
                 "description": (
                     "One connection per client, opened on the stage URL itself. Client "
@@ -850,17 +1020,14 @@ def asyncapi() -> dict[str, Any]:
         },
         "operations": operations,
         "components": {
-            "schemas": message_schemas(),
+            "schemas": {**message_schemas(), **identity_schemas()},
             "messages": messages,
             "securitySchemes": {
                 "token": {
                     "type": "httpApiKey",
                     "in": "query",
                     "name": "token",
-                    "description": (
-                        "Checked once, by the `$connect` REQUEST authorizer; a refused "
-                        "token fails the handshake."
-                    ),
+                    "description": TOKEN_TEXT,
                 }
             },
         },
@@ -870,6 +1037,8 @@ def asyncapi() -> dict[str, Any]:
 REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "Play": ("ViewMessage", "ErrorMessage"),
     "Sync": ("ViewMessage", "ErrorMessage"),
+    "Hello": ("WelcomeMessage", "ErrorMessage"),
+    "Ping": ("PongMessage", "ErrorMessage"),
     "Queue": ("QueuedMessage", "ErrorMessage"),
     "Leave": ("QueueLeftMessage", "ErrorMessage"),
     "CreateTable": ("LobbyView", "ErrorMessage"),
@@ -877,7 +1046,23 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "FillBots": ("LobbyView", "ErrorMessage"),
     "Balance": ("BalanceMessage", "ErrorMessage"),
 }
-"""What answers each client message (a view answers ``play`` to every seat, not only the sender)."""
+"""What answers each client message, carrying its ``cid``: exactly one of these.
+
+``play``: the sender's view of the version its move made (the other seats get the
+same version as pushes, without ``cid``). ``join_table`` and ``fill_bots``: the
+sender's ``lobby``, ``started`` if the table is now full (its views follow as
+pushes, once the round is dealt)."""
+
+
+def _server(name: str) -> type[BaseModel]:
+    return next(m for m in SERVER_MESSAGES if m.__name__ == name)
+
+
+def _fields_of(model: type[BaseModel]) -> list[str]:
+    """The field table of a model outside the messages (the token's claims)."""
+    schema = model.model_json_schema()
+    _describe_properties(schema, model)
+    return _field_table(model.__name__, schema)
 
 
 def _replies(name: str) -> tuple[str, ...]:
@@ -1006,7 +1191,7 @@ def protocol_md() -> str:
         f"<!-- Generated by `{COMMAND}` from services/common/protocol.py. Do not edit. -->",
         "",
         "Everything a game client sends and receives. The machine-readable form of the "
-        "same contract is [asyncapi.json](asyncapi.json) (AsyncAPI 3.0); both are generated "
+        "same contract is [asyncapi.json](asyncapi.json) (AsyncAPI 3.1); both are generated "
         "from the pydantic models the services parse with, so they cannot drift from the code.",
         "",
         "## Connecting",
@@ -1017,15 +1202,41 @@ def protocol_md() -> str:
         "wss://{apiId}.execute-api.{region}.amazonaws.com/{stage}?token=v1.eyJzdWIiOi….kQ3…",
         "```",
         "",
-        "A REQUEST authorizer checks the token on `$connect` (browsers cannot set headers on "
-        "a WebSocket, so it travels in the query string and is short-lived). A missing, forged "
-        "or expired token fails the handshake. The identity the authorizer returns is attached "
-        "by API Gateway to every later message of the connection: no message carries a player "
-        "id, and none is trusted to. If the player holds a seat at a table being played, the "
-        "seat now points to this connection.",
+        "A REQUEST authorizer checks the token on `$connect`. The identity it returns is "
+        "attached by API Gateway to every later message of the connection: no message carries "
+        "a player id, and none is trusted to. If the player holds a seat at a table being "
+        "played, the seat now points to this connection.",
         "",
         "Locally, `python -m local` serves the same protocol at `ws://127.0.0.1:8080/ws?token=…` "
-        "and issues tokens from `POST /api/signin`.",
+        "(the stage is `ws`).",
+        "",
+        "### The token",
+        "",
+        _md(TOKEN_TEXT),
+        "",
+        *_fields_of(TokenClaims),
+        "",
+        "### Who you are",
+        "",
+        "Send `hello` after opening: `welcome` names the player the token identified "
+        "(`player_id`, `name`) and the protocol version. The same id is `you` in every "
+        "`lobby` (the host is the player whose id is `host`), and in a `view` it is "
+        "`seats[seat].player.player_id`.",
+        "",
+        "### A match, from the first frame",
+        "",
+        '1. Get a token (locally `POST /api/signin` with `{"name": "Ann"}`).',
+        "2. Open the WebSocket with `?token=`; a 401 asks for a new token, a 403 refuses this one.",
+        "3. Send `sync` (answered by a `view` if the player is seated, else by an `error` "
+        "`no_table`), and `hello` if the client does not know its player id.",
+        "4. Send `queue` (answered by `queued`), or `create_table` / `join_table` (answered by "
+        "`lobby`). When four are seated, the table forms: a `lobby` with `status` `started` "
+        "for a friends table, nothing for a queue; then every seat receives `view`s.",
+        "5. On your turn (`view.turn == view.seat`), send `play` with a move from "
+        "`legal_actions` and the view's `version`; the answer is your next `view` (or an "
+        "`error`). Other seats' moves arrive as `view`s too.",
+        "6. After the round's last `view`, `round_result`; after the last round, "
+        "`match_result`. The player may queue again.",
         "",
         "## Sending: routes",
         "",
@@ -1035,18 +1246,45 @@ def protocol_md() -> str:
         "a message that is not valid for its route is refused with `malformed`. Unknown "
         "fields are refused too: client messages are strict.",
         "",
-        "| `action` | message | handled by |",
-        "|---|---|---|",
+        "| `action` | message | handled by | answered by |",
+        "|---|---|---|---|",
     ]
     for model in CLIENT_MESSAGES:
         service = routed_to(model.__name__)
+        route = route_of(model)
+        if route != tag_of(model):
+            service += f" (route `{route}`)"
+        answers = ", ".join(f"`{tag_of(_server(r))}`" for r in _replies(model.__name__))
         out.append(
-            f"| `{tag_of(model)}` | [{model.__name__}](#{_anchor(model.__name__)}) | {service} |"
+            f"| `{tag_of(model)}` | [{model.__name__}](#{_anchor(model.__name__)}) | {service} "
+            f"| {answers} |"
         )
     out += [
         "",
-        "Server messages are JSON objects with a `type` field. Clients must ignore fields "
-        "they do not know: fields may be added without notice.",
+        "Every client message is answered by exactly one message of the kinds listed, "
+        "sent to the connection that sent it. For `play` the answer is the sender's `view` "
+        "of the version its move made; the other seats receive the same version as pushes. "
+        "For `join_table` and `fill_bots` it is the sender's `lobby`, with `status` "
+        "`started` when the table is full; the table's `view`s follow once the round is "
+        "dealt.",
+        "",
+        "Server messages are JSON objects with a `type` field, always present. Clients must "
+        "ignore fields they do not know and messages whose `type` they do not know.",
+        "",
+        "## Correlation ids",
+        "",
+        "Any client message may carry `cid`, a string of 1–64 letters, digits or `._:-` "
+        "chosen by the client. The answer to that message (and any `error` it causes, even "
+        "`malformed` when the `cid` itself is valid) carries the same `cid`. Pushes — other "
+        "seats' moves, auto-play, round and match results, a lobby changed by someone else, "
+        "a queue timeout — carry none. Messages without `cid` are answered without one.",
+        "",
+        "## Keeping the connection open",
+        "",
+        f"API Gateway closes a connection that stays idle for {IDLE_SECONDS // 60} "
+        "minutes (and any connection after two hours). A client with nothing to send sends `ping` "
+        "every few minutes; the server answers `pong`. `welcome.idle_seconds` states the "
+        "limit.",
         "",
         "## Client messages",
         "",
@@ -1083,10 +1321,9 @@ def protocol_md() -> str:
         "",
         "## Versions",
         "",
-        f"- `protocol` (in every `view`) is the version of these message shapes, now "
-        f"{PROTOCOL_VERSION}. It changes only when a shape changes incompatibly (a field "
-        "removed, renamed or given another meaning); added fields and added message types "
-        "leave it as it is.",
+        f"- `protocol` (in every `view` and in `welcome`) is the version of these message "
+        f"shapes, now {PROTOCOL_VERSION}.",
+        f"- {VERSIONING.removeprefix('Versioning: ')}",
         "- `version` (in every `view`) is the table's version for optimistic concurrency. It "
         "grows by one with every write that changes the game (a move, an auto-played turn, a "
         "deal, a score); a seat's connection coming or going does not change it. Send in "

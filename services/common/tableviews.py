@@ -9,16 +9,29 @@ from __future__ import annotations
 from typing import Any
 
 from services.common.adapters import Pusher
-from services.common.protocol import ErrorMessage, MatchInfo, SeatInfo, ViewMessage
+from services.common.protocol import (
+    ErrorMessage,
+    LastAction,
+    MatchInfo,
+    SeatInfo,
+    TableView,
+    ViewMessage,
+)
 from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
 from shared_engine import RoundState, loads, player_view
 
 
 def view_message(
-    table: TableRecord, state: RoundState, seat: int, last_action: dict[str, Any] | None = None
+    table: TableRecord,
+    state: RoundState,
+    seat: int,
+    last_action: dict[str, Any] | None = None,
+    cid: str | None = None,
 ) -> ViewMessage:
+    """``cid``: the correlation id of the seat's own message this view answers, if any."""
     return ViewMessage(
+        cid=cid,
         table_id=table.table_id,
         version=table.version,
         seat=seat,
@@ -35,16 +48,22 @@ def view_message(
             status=table.status,
         ),
         turn_deadline=table.turn_deadline,
-        view=player_view(state, seat),
-        last_action=last_action,
+        view=TableView.model_validate(player_view(state, seat).model_dump()),
+        last_action=LastAction.model_validate(last_action) if last_action else None,
     )
 
 
 def error_message(
-    code: str, message: str, table_id: str | None = None, view: ViewMessage | None = None
+    code: str,
+    message: str,
+    table_id: str | None = None,
+    view: ViewMessage | None = None,
+    cid: str | None = None,
 ) -> dict[str, Any]:
-    """An error frame; the optional fields are left out when empty (the view keeps its own)."""
-    error = ErrorMessage(code=code, message=message, table_id=table_id, view=view)  # type: ignore[arg-type]
+    """An error frame; the optional fields are left out when empty (the view keeps its own).
+
+    ``cid`` echoes the correlation id of the message refused."""
+    error = ErrorMessage(code=code, message=message, table_id=table_id, view=view, cid=cid)  # type: ignore[arg-type]
     return {k: v for k, v in error.model_dump(mode="json").items() if v is not None}
 
 
@@ -63,10 +82,13 @@ class ViewPusher:
         table: TableRecord,
         last_action: dict[str, Any] | None = None,
         state: RoundState | None = None,
+        reply: tuple[int, str] | None = None,
     ) -> int:
         """Sends each connected seat its view; returns how many were delivered.
 
-        ``state`` is ``table.state`` already parsed, if the caller has it.
+        ``state`` is ``table.state`` already parsed, if the caller has it. ``reply``
+        is the seat whose own message produced this version and its correlation id:
+        that seat's view answers it; the other seats' views are pushes.
         """
         if table.state is None:
             return 0
@@ -78,7 +100,8 @@ class ViewPusher:
             connection = table.connections.get(seat)
             if connection is None:
                 continue
-            message = view_message(table, state, seat, last_action).model_dump(mode="json")
+            cid = reply[1] if reply is not None and reply[0] == seat else None
+            message = view_message(table, state, seat, last_action, cid).model_dump(mode="json")
             if self._deliver(table, seat, connection, message, failures):
                 delivered += 1
         _raise_first(failures)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from services.common.auth import Identity, InvalidToken
+from services.common.auth import ExpiredToken, Identity, InvalidToken
 from services.common.observability import Observability
 from services.common.runtime import Clients, WebSocketEvent
 from services.common.settings import Settings
@@ -15,6 +15,8 @@ from services.connect.app import ConnectService
 from services.connect.root import build
 
 obs = Observability("connect")
+UNAUTHORIZED = "Unauthorized"
+"""The error message API Gateway turns into 401 (the client should get a new token)."""
 
 
 @cache
@@ -52,6 +54,9 @@ def authorize(event: dict[str, Any], context: Any) -> dict[str, Any]:
     except InvalidToken as exc:
         obs.telemetry.count("tokens_refused")
         obs.logger.info("token refused", extra={"reason": str(exc)})
+        if isinstance(exc, ExpiredToken):
+            # API Gateway answers this exact error with 401; a Deny policy gives 403.
+            raise Exception(UNAUTHORIZED) from None
         return _policy("anonymous", "Deny", request.method_arn, {})
     return _policy(
         identity.player_id,

@@ -65,6 +65,11 @@ def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
     return f"{mode.value}:{variant}:{stake}"
 
 
+def _reply(player_id: str, cid: str | None) -> tuple[str, str] | None:
+    """Who gets the answer that echoes ``cid`` (None: nothing to echo)."""
+    return (player_id, cid) if cid is not None else None
+
+
 def _entry(ticket: dict[str, Any]) -> Entry:
     """The queue entry a state machine ticket stands for."""
     return Entry(
@@ -117,7 +122,7 @@ class MatchmakingService:
         """One WebSocket message: checked, parsed, dispatched; the client always hears back."""
 
         def refuse(refusal: Refusal) -> None:
-            self._refuse(connection_id, refusal.code, refusal.message)
+            self._refuse(connection_id, refusal.code, refusal.message, refusal.cid)
 
         def handle() -> None:
             incoming = read_message(LOBBY_MESSAGE, player, body, self._max_bytes)
@@ -126,7 +131,7 @@ class MatchmakingService:
             else:
                 self._dispatch(incoming.player_id, incoming.name, connection_id, incoming.message)
 
-        guarded(self._telemetry, refuse, handle)
+        guarded(self._telemetry, refuse, handle, body)
 
     def _dispatch(
         self,
@@ -136,28 +141,31 @@ class MatchmakingService:
         message: Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
     ) -> None:
         self._telemetry.annotate(player_id=player_id, action=message.action)
+        cid = message.cid
         if isinstance(message, Queue):
             self.queue(player_id, name, connection_id, message)
         elif isinstance(message, Leave):
-            self.leave(player_id, connection_id)
+            self.leave(player_id, connection_id, cid=cid)
         elif isinstance(message, CreateTable):
             self.create_table(player_id, name, connection_id, message)
         elif isinstance(message, JoinTable):
-            self.join_table(player_id, name, connection_id, message.code.upper())
+            self.join_table(player_id, name, connection_id, message.code.upper(), cid)
         elif isinstance(message, FillBots):
-            self.fill_bots(player_id, connection_id)
+            self.fill_bots(player_id, connection_id, cid)
         else:
-            self.balance(player_id, connection_id)
+            self.balance(player_id, connection_id, cid)
 
     def queue(self, player_id: str, name: str, connection_id: str, message: Queue) -> None:
         arena = message.mode is MatchMode.ARENA
         stake = message.stake if arena else 0
+        cid = message.cid
         if arena and stake not in self._stakes:
-            self._refuse(connection_id, "invalid_stake", f"arena stakes are {list(self._stakes)}")
+            stakes = f"arena stakes are {list(self._stakes)}"
+            self._refuse(connection_id, "invalid_stake", stakes, cid)
             return
         if arena and self._ledger.balance(player_id).points < stake:
             self._refuse(
-                connection_id, "insufficient_balance", "your points do not cover the stake"
+                connection_id, "insufficient_balance", "your points do not cover the stake", cid
             )
             return
         now = self._clock.now()
@@ -169,13 +177,17 @@ class MatchmakingService:
             ticket=uuid.uuid4().hex,
             expires_at=now + self._queue_seconds,
         )
-        if not self._claim(self._store.enqueue_items(entry, ENTRY_TTL), 0, connection_id):
+        if not self._claim(self._store.enqueue_items(entry, ENTRY_TTL), 0, connection_id, cid):
             return
         self._telemetry.count("tickets_opened")
         self._pusher.send(
             connection_id,
             QueuedMessage(
-                mode=message.mode, variant=message.variant, stake=stake, expires_at=entry.expires_at
+                mode=message.mode,
+                variant=message.variant,
+                stake=stake,
+                expires_at=entry.expires_at,
+                cid=cid,
             ).model_dump(mode="json"),
         )
         if self._machine_arn is not None:
@@ -194,27 +206,43 @@ class MatchmakingService:
                 input=json.dumps({"ticket": ticket}),
             )
 
-    def leave(self, player_id: str, connection_id: str | None, reason: str = "left") -> None:
+    def leave(
+        self,
+        player_id: str,
+        connection_id: str | None,
+        reason: str = "left",
+        cid: str | None = None,
+    ) -> None:
         player = self._store.player(player_id)
         if "queue_key" in player:
-            if not self._dequeue(self._entry_of(player)):
+            if self._dequeue(self._entry_of(player)):
+                self._telemetry.count("tickets_left")
+                if connection_id:
+                    left = QueueLeftMessage(reason=reason, cid=cid)  # type: ignore[arg-type]
+                    self._pusher.send(connection_id, left.model_dump())
                 return
-            self._telemetry.count("tickets_left")
-            if connection_id:
-                self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
-            return
-        if "lobby" in player:
+        elif "lobby" in player:
             lobby = self._store.lobby(player["lobby"]["S"])
-            if lobby is not None and lobby.status == "forming":
-                self._leave_lobby(lobby, player_id, connection_id, reason)
-            return
+            if (
+                lobby is not None
+                and lobby.status == "forming"
+                and self._leave_lobby(lobby, player_id, connection_id, reason, cid)
+            ):
+                return
+        # Not waiting, or a table took the player first: every ``leave`` hears back.
         if connection_id:
-            self._refuse(connection_id, "not_queued", "you are not waiting for a table")
+            self._refuse(connection_id, "not_queued", "you are not waiting for a table", cid)
 
     def _leave_lobby(
-        self, lobby: Lobby, player_id: str, connection_id: str | None, reason: str
-    ) -> None:
-        """A guest frees their seat; the host closes the lobby and every guest is told."""
+        self,
+        lobby: Lobby,
+        player_id: str,
+        connection_id: str | None,
+        reason: str,
+        cid: str | None = None,
+    ) -> bool:
+        """A guest frees their seat; the host closes the lobby and every guest is told.
+        False if the lobby changed first (it started, or the host closed it)."""
         members = [
             p.player_id for p in lobby.seats.values() if not p.bot and p.player_id != player_id
         ]
@@ -223,17 +251,19 @@ class MatchmakingService:
         except Exception as exc:
             if error_code(exc) != TRANSACTION_CANCELLED:
                 raise
-            return
+            return False
         if connection_id:
-            self._pusher.send(connection_id, QueueLeftMessage(reason=reason).model_dump())  # type: ignore[arg-type]
+            left = QueueLeftMessage(reason=reason, cid=cid)  # type: ignore[arg-type]
+            self._pusher.send(connection_id, left.model_dump())
         if player_id != lobby.host:
             self._show_lobby(lobby.code, members)
-            return
+            return True
         closed = QueueLeftMessage(reason="closed").model_dump()
         for member in members:
             connection = self._store.player(member).get("connection_id", {}).get("S")
             if connection:
                 self._pusher.send(connection, closed)
+        return True
 
     def create_table(
         self, player_id: str, name: str, connection_id: str, message: CreateTable
@@ -248,55 +278,61 @@ class MatchmakingService:
                 self._store.create_lobby_items(lobby, host, int(self._clock.now()) + ENTRY_TTL),
                 1,
                 connection_id,
+                message.cid,
             )
             if claimed is None:
                 return
             if not claimed:
                 continue
             self._telemetry.count("lobbies_opened")
-            self._show_lobby(code, [player_id])
+            self._show_lobby(code, [player_id], _reply(player_id, message.cid))
             return
         raise RuntimeError("no free invite code")
 
-    def join_table(self, player_id: str, name: str, connection_id: str, code: str) -> None:
+    def join_table(
+        self, player_id: str, name: str, connection_id: str, code: str, cid: str | None = None
+    ) -> None:
         me = SeatPlayer(player_id=player_id, name=name)
+        reply = _reply(player_id, cid)
         for _ in range(FORM_ATTEMPTS):
             lobby = self._store.lobby(code)
             if lobby is None or lobby.status != "forming":
-                self._refuse(connection_id, "unknown_code", "no table is waiting with this code")
+                self._refuse(
+                    connection_id, "unknown_code", "no table is waiting with this code", cid
+                )
                 return
             if any(p.player_id == player_id for p in lobby.seats.values()):
-                self._show_lobby(code, [player_id])
+                self._show_lobby(code, [player_id], reply)
                 return
             free = [seat for seat in (1, 2, 3, 4) if seat not in lobby.seats]
             if not free:
-                self._refuse(connection_id, "table_full", "this table is full")
+                self._refuse(connection_id, "table_full", "this table is full", cid)
                 return
             items = [
                 self._store.take_seat_item(code, free[0], me),
                 self._store.player_to_lobby_item(player_id, name, code),
             ]
-            claimed = self._claim(items, 1, connection_id)
+            claimed = self._claim(items, 1, connection_id, cid)
             if claimed is None:
                 return
             if not claimed:
                 continue
             seats = {**lobby.seats, free[0]: me}
             if len(seats) == 4:
-                self._start_lobby(Lobby(**{**lobby.__dict__, "seats": seats}), seats)
+                self._start_lobby(Lobby(**{**lobby.__dict__, "seats": seats}), seats, reply)
             else:
-                self._show_lobby(code, [p.player_id for p in seats.values() if not p.bot])
+                self._show_lobby(code, [p.player_id for p in seats.values() if not p.bot], reply)
             return
-        self._refuse(connection_id, "table_full", "this table is full")
+        self._refuse(connection_id, "table_full", "this table is full", cid)
 
-    def fill_bots(self, player_id: str, connection_id: str) -> None:
+    def fill_bots(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         player = self._store.player(player_id)
         lobby = self._store.lobby(player["lobby"]["S"]) if "lobby" in player else None
         if lobby is None or lobby.status != "forming":
-            self._refuse(connection_id, "unknown_code", "you have no table waiting")
+            self._refuse(connection_id, "unknown_code", "you have no table waiting", cid)
             return
         if lobby.host != player_id:
-            self._refuse(connection_id, "not_host", "only the host fills seats with bots")
+            self._refuse(connection_id, "not_host", "only the host fills seats with bots", cid)
             return
         seats = dict(lobby.seats)
         for seat in (1, 2, 3, 4):
@@ -304,13 +340,12 @@ class MatchmakingService:
                 seats[seat] = SeatPlayer(
                     player_id=f"bot-{lobby.code}-{seat}", name=f"Bot {seat}", bot=True
                 )
-        self._start_lobby(lobby, seats)
+        self._start_lobby(lobby, seats, _reply(player_id, cid))
 
-    def balance(self, player_id: str, connection_id: str) -> None:
+    def balance(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         balance = self._ledger.balance(player_id)
-        self._pusher.send(
-            connection_id, BalanceMessage(points=balance.points, jokers=balance.jokers).model_dump()
-        )
+        answer = BalanceMessage(points=balance.points, jokers=balance.jokers, cid=cid)
+        self._pusher.send(connection_id, answer.model_dump())
 
     # --- forming tables -------------------------------------------------------------------
 
@@ -336,7 +371,11 @@ class MatchmakingService:
             table, [Outbound("TableFormed", formed.model_dump(mode="json"), SOURCE)]
         )
 
-    def _start_lobby(self, lobby: Lobby, seats: dict[int, SeatPlayer]) -> None:
+    def _start_lobby(
+        self, lobby: Lobby, seats: dict[int, SeatPlayer], reply: tuple[str, str] | None = None
+    ) -> None:
+        """Seat the four at a new table and tell them; ``reply``: the player whose message
+        started it, and its ``cid``."""
         table_id = f"f-{lobby.code}-{uuid.uuid4().hex[:8]}"
         items = [self._store.start_lobby_item(lobby, seats, table_id)]
         items += [
@@ -351,9 +390,12 @@ class MatchmakingService:
             if error_code(exc) != TRANSACTION_CANCELLED:
                 raise
             self._telemetry.info("lobby start lost a race", code=lobby.code)
-            self._show_lobby(lobby.code, [p.player_id for p in lobby.seats.values() if not p.bot])
+            members = [p.player_id for p in lobby.seats.values() if not p.bot]
+            self._show_lobby(lobby.code, members, reply)
             return
         self._telemetry.count("tables_formed")
+        humans = [p.player_id for p in seats.values() if not p.bot]
+        self._send_lobby(Lobby(**{**lobby.__dict__, "seats": seats}), humans, reply, table_id)
 
     def form_tables(self, queue: str) -> int:
         """Seat waiting players four by four, oldest first; returns how many tables formed."""
@@ -470,7 +512,11 @@ class MatchmakingService:
     # --- answers ----------------------------------------------------------------------------
 
     def _claim(
-        self, items: list[dict[str, Any]], player_item: int, connection_id: str
+        self,
+        items: list[dict[str, Any]],
+        player_item: int,
+        connection_id: str,
+        cid: str | None = None,
     ) -> bool | None:
         """Run a transaction that puts a player somewhere: True if it did, None if the
         player is busy elsewhere (answered ``already_playing``), False if another item
@@ -485,6 +531,7 @@ class MatchmakingService:
                     connection_id,
                     "already_playing",
                     "you are already queued, in a lobby or at a table",
+                    cid,
                 )
                 return None
             return False
@@ -500,22 +547,39 @@ class MatchmakingService:
             expires_at=0.0,
         )
 
-    def _show_lobby(self, code: str, members: list[str]) -> None:
+    def _show_lobby(
+        self, code: str, members: list[str], reply: tuple[str, str] | None = None
+    ) -> None:
         lobby = self._store.lobby(code)
-        if lobby is None:
-            return
-        view = LobbyView(
-            code=code,
-            host=lobby.host,
-            mode=MatchMode(lobby.mode),
-            variant="classic" if lobby.variant == "classic" else "twos-meld",
-            seats={str(seat): lobby.seats.get(seat) for seat in (1, 2, 3, 4)},  # type: ignore[misc]
-        ).model_dump(mode="json")
+        if lobby is not None:
+            self._send_lobby(lobby, members, reply)
+
+    def _send_lobby(
+        self,
+        lobby: Lobby,
+        members: list[str],
+        reply: tuple[str, str] | None,
+        table_id: str | None = None,
+    ) -> None:
+        """Each member's own ``lobby`` (``you`` is the member); ``reply``'s player's answers
+        their message and echoes its ``cid``."""
         for member in members:
             connection = self._store.player(member).get("connection_id", {}).get("S")
-            if connection:
-                self._pusher.send(connection, view)
+            if not connection:
+                continue
+            view = LobbyView(
+                code=lobby.code,
+                host=lobby.host,
+                you=member,
+                mode=MatchMode(lobby.mode),
+                variant="classic" if lobby.variant == "classic" else "twos-meld",
+                seats={str(seat): lobby.seats.get(seat) for seat in (1, 2, 3, 4)},  # type: ignore[misc]
+                status="started" if table_id else "forming",
+                table_id=table_id,
+                cid=reply[1] if reply is not None and reply[0] == member else None,
+            )
+            self._pusher.send(connection, view.model_dump(mode="json"))
 
-    def _refuse(self, connection_id: str, code: str, message: str) -> None:
+    def _refuse(self, connection_id: str, code: str, message: str, cid: str | None = None) -> None:
         self._telemetry.count(f"refused_{code}")
-        self._pusher.send(connection_id, error_message(code, message))
+        self._pusher.send(connection_id, error_message(code, message, cid=cid))

@@ -26,7 +26,15 @@ from services.common.events import (
     RoundStarted,
 )
 from services.common.presence import PresenceStore
-from services.common.protocol import Play, Sync, TurnMessage
+from services.common.protocol import (
+    Hello,
+    Ping,
+    Play,
+    PongMessage,
+    Sync,
+    TurnMessage,
+    WelcomeMessage,
+)
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
@@ -41,7 +49,7 @@ from shared_engine.bots import greedy_policy
 from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync] = TypeAdapter(TurnMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Hello | Ping] = TypeAdapter(TurnMessage)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 
@@ -54,6 +62,8 @@ class Applied:
     last_action: dict[str, Any]
     state: RoundState | None
     """``table.state`` parsed, so that one invocation parses a state once (None: no round)."""
+    reply: tuple[int, str] | None = None
+    """The seat whose message made this write and its ``cid``: its next view answers it."""
 
 
 class TurnService:
@@ -87,37 +97,47 @@ class TurnService:
 
         def refuse(refusal: Refusal) -> None:
             self._telemetry.count(f"refused_{refusal.code}")
-            self._refuse(connection_id, refusal.code, refusal.message)
+            self._refuse(connection_id, refusal.code, refusal.message, cid=refusal.cid)
 
         def handle() -> None:
             incoming = read_message(CLIENT_MESSAGE, player, body, self._max_bytes)
             if isinstance(incoming, Refusal):
                 refuse(incoming)
-            elif isinstance(incoming.message, Play):
-                self.play(incoming.player_id, connection_id, incoming.message)
+                return
+            message = incoming.message
+            if isinstance(message, Play):
+                self.play(incoming.player_id, connection_id, message)
+            elif isinstance(message, Sync):
+                self.sync(incoming.player_id, connection_id, message.cid)
+            elif isinstance(message, Hello):
+                welcome = WelcomeMessage(
+                    player_id=incoming.player_id, name=incoming.name, cid=message.cid
+                )
+                self._views.send(connection_id, welcome.model_dump(mode="json"))
             else:
-                self.sync(incoming.player_id, connection_id)
+                self._views.send(connection_id, PongMessage(cid=message.cid).model_dump())
 
-        guarded(self._telemetry, refuse, handle)
+        guarded(self._telemetry, refuse, handle, body)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not."""
         self._telemetry.annotate(table_id=message.table_id)
+        cid = message.cid
         table = self._store.get_table(message.table_id)
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
-            self._refuse(connection_id, "not_seated", "you have no seat at this table")
+            self._refuse(connection_id, "not_seated", "you have no seat at this table", cid=cid)
             return
         self._telemetry.annotate(round=table.round, seat=seat)
         if table.state is None or table.status != "playing":
-            self._refuse(connection_id, "wrong_phase", "no round is being played", table)
+            self._refuse(connection_id, "wrong_phase", "no round is being played", table, cid)
             return
         if message.version != table.version:
             try:
                 resent = action_to_wire(from_model(message.move))
             except EngineError:
                 resent = None
-            self._stale(connection_id, table, seat, resent)
+            self._stale(connection_id, table, seat, resent, cid)
             return
         state = loads(table.state)
         extra: list[dict[str, Any]] = []
@@ -130,7 +150,7 @@ class TurnService:
             new_state, _ = apply(state, seat, action)
         except EngineError as exc:
             self._telemetry.count(f"refused_{exc.code}")
-            self._refuse(connection_id, exc.code, exc.detail or exc.code, table)
+            self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
             return
         try:
             applied = self._commit(
@@ -139,29 +159,31 @@ class TurnService:
         except VersionConflict:
             fresh = self._store.get_table(table.table_id)
             if fresh is not None:
-                self._stale(connection_id, fresh, seat)
+                self._stale(connection_id, fresh, seat, cid=cid)
             return
         except ExtraRefused:
             self._telemetry.count("refused_joker_button_unavailable")
             self._refuse(
-                connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table
+                connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table, cid
             )
             return
+        if cid is not None:
+            applied.reply = (seat, cid)
         self._after(applied)
 
-    def sync(self, player_id: str, connection_id: str) -> None:
+    def sync(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         """Send the player's current view (clients ask after every (re)connect)."""
         player = self._presence.get_player(player_id)
         table = self._store.get_table(player.table_id) if player and player.table_id else None
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None or table.state is None:
-            self._refuse(connection_id, "no_table", "you are not seated at a table")
+            self._refuse(connection_id, "no_table", "you are not seated at a table", cid=cid)
             return
         state = loads(table.state)
         if table.connections.get(seat) != connection_id:
             self._store.set_connection(table.table_id, seat, connection_id)
             table = table.evolve(connections={**table.connections, seat: connection_id})
-        message = view_message(table, state, seat).model_dump(mode="json")
+        message = view_message(table, state, seat, cid=cid).model_dump(mode="json")
         self._views.send(connection_id, message)
 
     # --- events and timers ----------------------------------------------------------
@@ -303,7 +325,7 @@ class TurnService:
             bot = table.seats[seat].bot
             if not bot and table.connections.get(seat) is not None:
                 break
-            self._views.push_views(table, applied.last_action or None, state)
+            self._views.push_views(table, applied.last_action or None, state, applied.reply)
             if bot:
                 nxt = self._play_turn(table, state, greedy_policy)
                 self._telemetry.count("bot_turns")
@@ -328,19 +350,28 @@ class TurnService:
             and self._running(table, state)
         ):
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(table, applied.last_action or None, state)
+        self._views.push_views(table, applied.last_action or None, state, applied.reply)
 
     # --- answers ----------------------------------------------------------------------
 
     def _refuse(
-        self, connection_id: str, code: str, message: str, table: TableRecord | None = None
+        self,
+        connection_id: str,
+        code: str,
+        message: str,
+        table: TableRecord | None = None,
+        cid: str | None = None,
     ) -> None:
-        self._views.send(
-            connection_id, error_message(code, message, table.table_id if table else None)
-        )
+        table_id = table.table_id if table else None
+        self._views.send(connection_id, error_message(code, message, table_id, cid=cid))
 
     def _stale(
-        self, connection_id: str, table: TableRecord, seat: int, move: dict[str, Any] | None = None
+        self,
+        connection_id: str,
+        table: TableRecord,
+        seat: int,
+        move: dict[str, Any] | None = None,
+        cid: str | None = None,
     ) -> None:
         """Answer with the fresh view; repair after a move whose answer was lost.
 
@@ -357,7 +388,11 @@ class TurnService:
         self._views.send(
             connection_id,
             error_message(
-                "stale_version", f"the table is at version {table.version}", table.table_id, view
+                "stale_version",
+                f"the table is at version {table.version}",
+                table.table_id,
+                view,
+                cid,
             ),
         )
         if move is None or state is None or not self._is_last_move(table, state, seat, move):

@@ -53,9 +53,12 @@ def test_a_forged_signature_is_denied(harness: Harness) -> None:
     assert harness.connection_items() == []
 
 
-def test_an_expired_token_is_denied(harness: Harness) -> None:
+def test_an_expired_token_is_unauthorized_not_forbidden(harness: Harness) -> None:
+    """API Gateway answers the authorizer's ``Unauthorized`` error with 401 (get a new
+    token) and a Deny policy with 403 (forged): the contract tells the two apart."""
     expired = harness.token("eve", ttl=60, now=time.time() - 3600)
-    _refused(harness, expired)
+    with pytest.raises(Exception, match=r"^Unauthorized$"):
+        harness.authorize(expired)
     assert harness.connection_items() == []
 
 
