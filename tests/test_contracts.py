@@ -240,18 +240,6 @@ def _resolve(document: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def _refs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                yield value
-            else:
-                yield from _refs(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _refs(item)
-
-
 def test_asyncapi_is_a_3_1_document_with_every_message() -> None:
     document = _asyncapi()
     assert document["asyncapi"] == "3.1.0"
@@ -282,7 +270,7 @@ def test_asyncapi_names_the_client_and_server_messages() -> None:
 
 def test_every_asyncapi_reference_resolves() -> None:
     document = _asyncapi()
-    refs = set(_refs(document))
+    refs = set(schemas._refs_in(document))
     assert "#/components/schemas/TableView" in refs
     for ref in refs:
         _resolve(document, ref)
@@ -339,3 +327,127 @@ def test_every_error_code_has_a_meaning() -> None:
     assert set(schemas.SERVICE_ERRORS) == set(ServiceErrorCode.__args__)
     with pytest.raises(ValueError, match="missing"):
         schemas._check_codes(schemas.ENGINE_ERRORS, [*ERROR_CODES, "new_code"], "engine error")
+
+
+# --- what a client generated from the contract relies on ------------------------------------
+
+
+def _schemas() -> dict[str, Any]:
+    schemas_: dict[str, Any] = _asyncapi()["components"]["schemas"]
+    return schemas_
+
+
+MOVES = ("DrawModel", "TakePileModel", "JokerButtonModel", "MeldModel", "DiscardModel")
+
+
+def test_every_tag_is_required_single_valued_and_titled_apart() -> None:
+    """Generators switch on ``type``/``action``: each union member must define its own."""
+    found = _schemas()
+    titles = []
+    for union, tag in (("ServerMessage", "type"), ("ClientMessage", "action")):
+        assert found[union]["discriminator"] == tag
+        members = [ref["$ref"].rsplit("/", 1)[-1] for ref in found[union]["oneOf"]]
+        assert members == [
+            m.__name__
+            for m in (schemas.SERVER_MESSAGES if tag == "type" else schemas.CLIENT_MESSAGES)
+        ]
+        for name in members:
+            schema = found[name]
+            assert tag in schema["required"], name
+            assert "const" in schema["properties"][tag], name
+            titles.append(schema["properties"][tag]["title"])
+    move = found["Play"]["properties"]["move"]
+    assert move["discriminator"] == "type"
+    assert [ref["$ref"].rsplit("/", 1)[-1] for ref in move["oneOf"]] == list(MOVES)
+    for name in MOVES:
+        assert "type" in found[name]["required"]
+        titles.append(found[name]["properties"]["type"]["title"])
+    assert len(titles) == len(set(titles)), "two tags share a title: generators merge them"
+
+
+def test_server_schemas_are_open_and_client_schemas_strict() -> None:
+    """The versioning rule: fields may be added to what the server sends, never to moves."""
+    found = _schemas()
+    client_side = schemas._reaches(found, ["ClientMessage"])
+    assert set(MOVES) | {"MeldSpecModel", "Play", "Queue"} <= client_side
+    for name, schema in found.items():
+        if schema.get("type") != "object" or name in schemas.identity_schemas():
+            continue
+        if name in client_side:
+            assert schema.get("additionalProperties") is False, name
+        else:
+            assert "additionalProperties" not in schema, name
+    assert {"ViewMessage", "TableView", "SeatPlayer", "ScoreView"} <= set(found) - client_side
+
+
+def test_the_view_is_typed_down_to_moves_seats_and_tiles() -> None:
+    found = _schemas()
+    view = found["TableView"]["properties"]
+    assert view["legal_actions"]["items"]["oneOf"] == found["Play"]["properties"]["move"]["oneOf"]
+    assert view["hand_sizes"]["propertyNames"]["enum"] == ["1", "2", "3", "4"]
+    for field in ("seat", "turn"):
+        assert (view[field]["minimum"], view[field]["maximum"]) == (1, 4)
+    assert (
+        view["hand"]["items"]["pattern"] == found["DiscardModel"]["properties"]["tile"]["pattern"]
+    )
+    last = found["ViewMessage"]["properties"]["last_action"]["anyOf"][0]["$ref"]
+    assert last.endswith("/LastAction")
+    assert {"seat", "auto", "type"} <= set(found["LastAction"]["required"])
+    # One score model, in the view and in the round result.
+    score = found["RoundResultMessage"]["properties"]["scores"]["additionalProperties"]["$ref"]
+    assert score.endswith("/ScoreView") and "TeamScore" not in found
+
+
+def test_enums_are_named_and_complete() -> None:
+    found = _schemas()
+    code = found["ErrorMessage"]["properties"]["code"]
+    assert code["title"] == "ErrorCode"
+    assert code["enum"] == [*ERROR_CODES, *ServiceErrorCode.__args__]
+    reason = found["QueueLeftMessage"]["properties"]["reason"]
+    assert (reason["title"], reason["enum"]) == (
+        "QueueLeftReason",
+        ["left", "timeout", "disconnected", "closed"],
+    )
+    stake = found["Queue"]["properties"]["stake"]
+    assert stake["enum"] == [0, *schemas.ARENA_STAKES]
+
+
+def test_descriptions_stand_alone() -> None:
+    """No schema points into a section that only docs/protocol.md has."""
+    text = json.dumps(_schemas())
+    for phrase in ("(see Versions)", "(see Error codes)", "(see Limits)", "see the `"):
+        assert phrase not in text
+
+
+def test_the_channel_and_the_identity_are_in_the_contract() -> None:
+    document = _asyncapi()
+    channel = document["channels"][schemas.CHANNEL]
+    assert channel["address"] == "/{stage}" and "stage" in channel["parameters"]
+    token = document["components"]["securitySchemes"]["token"]["description"]
+    for phrase in ("POST /api/signin", "401", "403", "`exp`", "hours"):
+        assert phrase in token
+    for name in ("TokenClaims", "SignInRequest", "SignInResponse"):
+        assert name in document["components"]["schemas"]
+    description = document["info"]["description"]
+    assert "`cid`" in description and "`ping`" in description and "Versioning" in description
+
+
+def test_every_client_message_names_its_answers() -> None:
+    operations = _asyncapi()["operations"]
+    for model in schemas.CLIENT_MESSAGES:
+        reply = operations[f"send{model.__name__}"]["reply"]["messages"]
+        names = [r["$ref"].rsplit("/", 1)[-1] for r in reply]
+        assert names[-1] == "ErrorMessage" and len(names) == 2, model.__name__
+    joins = operations["sendJoinTable"]["reply"]["messages"]
+    assert joins[0]["$ref"].endswith("/LobbyView")
+
+
+def test_routes_without_their_own_reach_the_turn_service_by_default() -> None:
+    """``hello`` and ``ping`` have no API Gateway route: ``$default`` is the turn service's."""
+    functions = pytest.importorskip("infra.functions")
+    routes = {r for spec in functions.FUNCTIONS.values() for r in spec.routes}
+    for model in schemas.CLIENT_MESSAGES:
+        route = schemas.route_of(model)
+        assert route in routes, model.__name__
+    turn = next(spec for spec in functions.FUNCTIONS.values() if "$default" in spec.routes)
+    assert {"play", "sync"} <= set(turn.routes)

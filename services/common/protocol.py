@@ -52,6 +52,11 @@ def _require_tag(schema: dict[str, Any]) -> None:
         required.insert(0, "type")
 
 
+def _absent(value: object) -> bool:
+    """An optional field left out of the frame rather than sent as null."""
+    return value is None
+
+
 class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -65,7 +70,7 @@ class _ClientMessage(_Message):
 class _ServerMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_tag)
 
-    cid: CorrelationId | None = Field(default=None, exclude_if=lambda cid: cid is None)
+    cid: CorrelationId | None = Field(default=None, exclude_if=_absent)
     """The ``cid`` of the client message this answers; absent on pushes."""
 
 
@@ -239,9 +244,9 @@ class LastAction(_Message):
         Literal["draw", "take_pile", "joker_button", "meld", "discard"], Field(title="MoveType")
     ]
     """The move made, as in ``move``."""
-    tile: TileName | None = None
+    tile: TileName | None = Field(default=None, exclude_if=_absent)
     """``discard`` only: the tile discarded."""
-    melds: list[MeldSpecModel] | None = None
+    melds: list[MeldSpecModel] | None = Field(default=None, exclude_if=_absent)
     """``meld`` and ``take_pile`` only: the melds laid or extended."""
 
 

@@ -598,6 +598,23 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     totals = {"A": 635, "B": 1155}
     rewards = account_rewards(MatchMode.ONE_ROUND, 1, 1)
     stale = _example_view(2, drawn=True)
+    host = EXAMPLE_PLAYERS[1]
+    lobby: dict[str, Any] = {
+        "type": "lobby",
+        "code": "KQ7M2X",
+        "host": host.player_id,
+        "you": host.player_id,
+        "mode": "to_10000",
+        "variant": "twos-meld",
+        "seats": {
+            "1": host.model_dump(mode="json"),
+            "2": None,
+            "3": EXAMPLE_PLAYERS[3].model_dump(mode="json"),
+            "4": None,
+        },
+        "status": "forming",
+        "table_id": None,
+    }
     return {
         "ViewMessage": [("seat 2, whose turn it is", view.model_dump(mode="json"))],
         "WelcomeMessage": [
@@ -695,38 +712,14 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
         ],
         "QueueLeftMessage": [("left", {"type": "queue_left", "reason": "left"})],
         "LobbyView": [
-            (
-                "two of four seated, as the host sees it",
-                {
-                    "type": "lobby",
-                    "code": "KQ7M2X",
-                    "host": EXAMPLE_PLAYERS[1].player_id,
-                    "you": EXAMPLE_PLAYERS[1].player_id,
-                    "mode": "to_10000",
-                    "variant": "twos-meld",
-                    "seats": {
-                        "1": EXAMPLE_PLAYERS[1].model_dump(mode="json"),
-                        "2": None,
-                        "3": EXAMPLE_PLAYERS[3].model_dump(mode="json"),
-                        "4": None,
-                    },
-                    "status": "forming",
-                    "table_id": None,
-                },
-            ),
+            ("two of four seated, as the host sees it", lobby),
             (
                 "the answer to the host's `fill_bots`: the table is full and starts",
                 {
-                    "type": "lobby",
-                    "code": "KQ7M2X",
-                    "host": EXAMPLE_PLAYERS[1].player_id,
-                    "you": EXAMPLE_PLAYERS[1].player_id,
-                    "mode": "to_10000",
-                    "variant": "twos-meld",
+                    **lobby,
                     "seats": {
-                        "1": EXAMPLE_PLAYERS[1].model_dump(mode="json"),
+                        **lobby["seats"],
                         "2": {"player_id": "bot-KQ7M2X-2", "name": "Bot 2", "bot": True},
-                        "3": EXAMPLE_PLAYERS[3].model_dump(mode="json"),
                         "4": {"player_id": "bot-KQ7M2X-4", "name": "Bot 4", "bot": True},
                     },
                     "status": "started",

@@ -396,7 +396,9 @@ def test_a_friends_table_forms_by_invite_code(mm: Harness) -> None:
     )  # codes are not case-sensitive
     seen = mm.last(host, "lobby")
     assert seen is not None and seen["seats"]["2"]["player_id"] == "f2"
-    assert mm.last(guests["f2"], "lobby") == seen
+    guest_lobby = mm.last(guests["f2"], "lobby")
+    assert guest_lobby is not None and guest_lobby["you"] == "f2"  # each member's own
+    assert {**guest_lobby, "you": seen["you"]} == seen
     mm.send(guests["f3"], {"action": "join_table", "code": code})
     mm.send(guests["f4"], {"action": "join_table", "code": code})
     four = [host, guests["f2"], guests["f3"], guests["f4"]]
