@@ -45,11 +45,12 @@ CorrelationId = Annotated[
 ]
 
 
-def _require_tag(schema: dict[str, Any]) -> None:
-    """The tag a client switches on is always sent, so the schema requires it."""
-    required = schema.setdefault("required", [])
-    if "type" not in required:
-        required.insert(0, "type")
+def _require_sent(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """The server sends every field of its messages (``type`` first, a default or a null
+    included) except those left out when empty: the schema requires exactly those."""
+    schema["required"] = [
+        name for name, field in model.model_fields.items() if field.exclude_if is None
+    ]
 
 
 def _absent(value: object) -> bool:
@@ -68,7 +69,7 @@ class _ClientMessage(_Message):
 
 
 class _ServerMessage(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_tag)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_sent)
 
     cid: CorrelationId | None = Field(default=None, exclude_if=_absent)
     """The ``cid`` of the client message this answers; absent on pushes."""
@@ -273,8 +274,8 @@ class ErrorMessage(_ServerMessage):
     type: Literal["error"] = "error"
     code: AnyErrorCode
     message: str
-    table_id: str | None = None
-    view: ViewMessage | None = None
+    table_id: str | None = Field(default=None, exclude_if=_absent)
+    view: ViewMessage | None = Field(default=None, exclude_if=_absent)
 
 
 class RoundResultMessage(_ServerMessage):

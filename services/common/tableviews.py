@@ -60,11 +60,10 @@ def error_message(
     view: ViewMessage | None = None,
     cid: str | None = None,
 ) -> dict[str, Any]:
-    """An error frame; the optional fields are left out when empty (the view keeps its own).
-
+    """An error frame (``ErrorMessage`` leaves out the fields it has no value for);
     ``cid`` echoes the correlation id of the message refused."""
     error = ErrorMessage(code=code, message=message, table_id=table_id, view=view, cid=cid)  # type: ignore[arg-type]
-    return {k: v for k, v in error.model_dump(mode="json").items() if v is not None}
+    return error.model_dump(mode="json")
 
 
 class ViewPusher:

@@ -1,9 +1,11 @@
-// Generates client models from docs/asyncapi.json with @asyncapi/modelina and
-// writes them as compilable sources: TypeScript (one module) and Java (one file
-// per class). Usage: node tests/contract/models.mjs ASYNCAPI OUT_DIR
-import { mkdirSync } from "node:fs";
+// Checks docs/asyncapi.json with the official AsyncAPI parser, then generates
+// client models from it with @asyncapi/modelina and writes them as sources to
+// compile: TypeScript interfaces and classes, and Java classes, one file per
+// model. Usage: node tests/contract/models.mjs ASYNCAPI OUT_DIR
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { Parser } from "@asyncapi/parser";
 import {
   JavaFileGenerator,
   TS_COMMON_PRESET,
@@ -15,6 +17,22 @@ if (!source || !out) {
   console.error("usage: node tests/contract/models.mjs ASYNCAPI OUT_DIR");
   process.exit(2);
 }
+// Any diagnostic of the parser (error, warning, hint) is written out; errors fail.
+const { diagnostics } = await new Parser().parse(readFileSync(source, "utf8"));
+const severities = ["error", "warning", "information", "hint"];
+const report = diagnostics.map((d) => ({
+  severity: severities[d.severity] ?? String(d.severity),
+  code: d.code,
+  path: d.path.join("."),
+  message: d.message,
+}));
+mkdirSync(out, { recursive: true });
+writeFileSync(join(out, "diagnostics.json"), JSON.stringify(report, null, 2) + "\n");
+if (report.some((d) => d.severity === "error")) {
+  console.error(JSON.stringify(report, null, 2));
+  process.exit(1);
+}
+
 // A file URL makes modelina parse the document with @asyncapi/parser, which reads
 // AsyncAPI 3.1; an object would be checked against modelina's own list of versions.
 const document = pathToFileURL(resolve(source)).href;

@@ -263,11 +263,18 @@ def test_a_quick_start_match_played_from_the_contract(stack: int) -> None:
 def test_the_validators_refuse_what_the_contract_forbids() -> None:
     """The checks above are real: a frame without its tag, a seat 5, a bad cid are refused,
     and a server message with a field added later is accepted (server schemas are open)."""
-    welcome = {"type": "welcome", "player_id": "p-1", "name": "Ann", "protocol": 1}
+    welcome = {
+        "type": "welcome",
+        "player_id": "p-1",
+        "name": "Ann",
+        "protocol": 1,
+        "idle_seconds": 600,
+    }
     SERVER.validate(welcome)
     SERVER.validate({**welcome, "added_later": True})
     for broken in (
         {k: v for k, v in welcome.items() if k != "type"},
+        {k: v for k, v in welcome.items() if k != "idle_seconds"},
         {**welcome, "type": "welcomed"},
         {**welcome, "cid": ""},
         {"type": "queue_left", "reason": "bored"},

@@ -54,6 +54,12 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_the_asyncapi_parser_finds_nothing_to_report(generated: Path) -> None:
+    """@asyncapi/parser (the official one) validates the document: no error, no warning."""
+    diagnostics = json.loads((generated / "diagnostics.json").read_text(encoding="utf-8"))
+    assert diagnostics == []
+
+
 def _names(folder: Path, suffix: str) -> set[str]:
     return {p.stem for p in folder.glob(f"*{suffix}")}
 

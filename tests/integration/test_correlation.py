@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.integration.harness import Harness
-from tests.integration.machine import local_harness, settle_until
+from tests.integration.machine import executions, local_harness, settle_until
 
 pytestmark = pytest.mark.integration
 
@@ -114,3 +114,5 @@ def test_every_other_answer_echoes_the_cid(mm: Harness) -> None:
     mm.send(conn, {"action": "ping", "cid": "x" * 65})
     last = mm.received(conn)[-1]
     assert (last["type"], last["code"], "cid" in last) == ("error", "malformed", False)
+    # The ticket the queue started ends once it sees the player gone.
+    settle_until(mm, lambda: all(e["status"] != "RUNNING" for e in executions(mm)))
