@@ -833,15 +833,19 @@ def message_schemas() -> dict[str, Any]:
     return {name: _asyncapi_schema(defs[name]) for name in sorted(defs)}
 
 
-VERSIONING: Final = (
-    "Versioning: `protocol` (in `view` and `welcome`) grows only with an incompatible "
-    "change. Compatible changes come without notice: a new field in a server message (their "
+VERSION_RULE: Final = (
+    "Compatible changes come without notice: a new field in a server message (their "
     "schemas are open: ignore fields you do not know), a new server message `type` (ignore "
     "it), a new client `action`, a new optional field in a client message. Incompatible, "
     "so announced by a new `protocol`: a field removed, renamed, retyped or given another "
     "meaning, a client field made required, a new value in any enum (error codes, moves, "
     "phases, modes, reasons, statuses), a new field in a move (client messages, moves "
     "included, are strict: the server refuses unknown fields with `malformed`)."
+)
+"""Which changes of the protocol are compatible: what the schemas' openness encodes."""
+VERSIONING: Final = (
+    "Versioning: `protocol` (in `view` and `welcome`) grows only with an incompatible "
+    f"change. {VERSION_RULE}"
 )
 TOKEN_TEXT: Final = (
     "The player token, in the `token` query parameter of the connect request (browsers "
@@ -1315,8 +1319,8 @@ def protocol_md() -> str:
         "## Versions",
         "",
         f"- `protocol` (in every `view` and in `welcome`) is the version of these message "
-        f"shapes, now {PROTOCOL_VERSION}.",
-        f"- {VERSIONING.removeprefix('Versioning: ')}",
+        f"shapes, now {PROTOCOL_VERSION}. It grows only with an incompatible change. "
+        f"{VERSION_RULE}",
         "- `version` (in every `view`) is the table's version for optimistic concurrency. It "
         "grows by one with every write that changes the game (a move, an auto-played turn, a "
         "deal, a score); a seat's connection coming or going does not change it. Send in "
