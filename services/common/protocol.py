@@ -62,13 +62,18 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class _ClientMessage(_Message):
+class ClientMessageBase(_Message):
+    """What every client message may carry beside its ``action``."""
+
     cid: CorrelationId | None = None
     """A correlation id of the client's choosing, echoed in every reply and error this
     message causes (1–64 letters, digits or ``._:-``)."""
 
 
-class _ServerMessage(BaseModel):
+class ServerMessageBase(BaseModel):
+    """Every server message: its fields all required in the schema but those left out
+    when empty, and the ``cid`` of the message it answers."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_sent)
 
     cid: CorrelationId | None = Field(default=None, exclude_if=_absent)
@@ -78,7 +83,7 @@ class _ServerMessage(BaseModel):
 # --- client to server -------------------------------------------------------------
 
 
-class Play(_ClientMessage):
+class Play(ClientMessageBase):
     """Apply one move at the table. ``version`` is the version of the view it was chosen on."""
 
     action: Literal["play"]
@@ -87,25 +92,25 @@ class Play(_ClientMessage):
     move: ActionModel
 
 
-class Sync(_ClientMessage):
+class Sync(ClientMessageBase):
     """Ask for the current view of the player's table (sent after every (re)connect)."""
 
     action: Literal["sync"]
 
 
-class Hello(_ClientMessage):
+class Hello(ClientMessageBase):
     """Ask who this connection is: the answer names the player the token identified."""
 
     action: Literal["hello"]
 
 
-class Ping(_ClientMessage):
+class Ping(ClientMessageBase):
     """Keep the connection alive: API Gateway closes a connection idle for 10 minutes."""
 
     action: Literal["ping"]
 
 
-class Queue(_ClientMessage):
+class Queue(ClientMessageBase):
     """Join a quick-start queue (``mode`` one_round, three_rounds, to_10000) or the arena
     (``mode`` arena, with a ``stake`` from the configured list)."""
 
@@ -115,13 +120,13 @@ class Queue(_ClientMessage):
     stake: int = Field(default=0, ge=0, json_schema_extra={"enum": [0, *ARENA_STAKES]})
 
 
-class Leave(_ClientMessage):
+class Leave(ClientMessageBase):
     """Leave the queue or the friends table being formed."""
 
     action: Literal["leave"]
 
 
-class CreateTable(_ClientMessage):
+class CreateTable(ClientMessageBase):
     """Open a friends table; the answer carries the invite code to share."""
 
     action: Literal["create_table"]
@@ -129,7 +134,7 @@ class CreateTable(_ClientMessage):
     variant: Variant = "twos-meld"
 
 
-class JoinTable(_ClientMessage):
+class JoinTable(ClientMessageBase):
     """Take a free seat at a friends table by its invite code; the fourth player starts the
     match. Answered with a ``lobby`` (``started`` when this join filled the table)."""
 
@@ -137,14 +142,14 @@ class JoinTable(_ClientMessage):
     code: str = Field(min_length=4, max_length=12)
 
 
-class FillBots(_ClientMessage):
+class FillBots(ClientMessageBase):
     """The host fills the empty seats of their friends table with bots, which starts it.
     Answered with a ``lobby`` whose ``status`` is ``started``."""
 
     action: Literal["fill_bots"]
 
 
-class Balance(_ClientMessage):
+class Balance(ClientMessageBase):
     """Ask for the account's points and spare jokers."""
 
     action: Literal["balance"]
@@ -251,7 +256,7 @@ class LastAction(_Message):
     """``meld`` and ``take_pile`` only: the melds laid or extended."""
 
 
-class ViewMessage(_ServerMessage):
+class ViewMessage(ServerMessageBase):
     """The seat's whole view. Sent after every change; a client replaces its state with it."""
 
     type: Literal["view"] = "view"
@@ -268,7 +273,7 @@ class ViewMessage(_ServerMessage):
     """The move that produced this version, for animation; null after a sync or a deal."""
 
 
-class ErrorMessage(_ServerMessage):
+class ErrorMessage(ServerMessageBase):
     """A refusal. Nothing changed. ``view`` comes with ``stale_version``."""
 
     type: Literal["error"] = "error"
@@ -278,7 +283,7 @@ class ErrorMessage(_ServerMessage):
     view: ViewMessage | None = Field(default=None, exclude_if=_absent)
 
 
-class RoundResultMessage(_ServerMessage):
+class RoundResultMessage(ServerMessageBase):
     """A round was scored (SCORE-1) and what comes next; reveals the round's seed."""
 
     type: Literal["round_result"] = "round_result"
@@ -292,7 +297,7 @@ class RoundResultMessage(_ServerMessage):
     commitment: str
 
 
-class MatchResultMessage(_ServerMessage):
+class MatchResultMessage(ServerMessageBase):
     """The match is over: the winning team, the totals and each seat's account change."""
 
     type: Literal["match_result"] = "match_result"
@@ -304,7 +309,7 @@ class MatchResultMessage(_ServerMessage):
     """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
 
 
-class QueuedMessage(_ServerMessage):
+class QueuedMessage(ServerMessageBase):
     """The player waits in a queue until four make a table or ``expires_at`` passes."""
 
     type: Literal["queued"] = "queued"
@@ -314,7 +319,7 @@ class QueuedMessage(_ServerMessage):
     expires_at: float
 
 
-class QueueLeftMessage(_ServerMessage):
+class QueueLeftMessage(ServerMessageBase):
     """The player is no longer waiting: they left, their ticket timed out, they
     disconnected, or the host closed the friends table they had joined."""
 
@@ -327,7 +332,7 @@ class QueueLeftMessage(_ServerMessage):
     that reconnects starts again); ``closed``: the host left the friends table."""
 
 
-class LobbyView(_ServerMessage):
+class LobbyView(ServerMessageBase):
     """A friends table being formed: who sits where, and the code to invite others.
 
     Every seated player receives it when a seat changes. When the fourth seat is
@@ -347,7 +352,7 @@ class LobbyView(_ServerMessage):
     """With ``started``: the table the match is played at."""
 
 
-class BalanceMessage(_ServerMessage):
+class BalanceMessage(ServerMessageBase):
     """The account, shared with the platform's other rummy modes (MATCH-3, JOKER-1)."""
 
     type: Literal["balance"] = "balance"
@@ -355,7 +360,7 @@ class BalanceMessage(_ServerMessage):
     jokers: int = Field(ge=0)
 
 
-class WelcomeMessage(_ServerMessage):
+class WelcomeMessage(ServerMessageBase):
     """Who this connection is: the player the token named, and the protocol spoken."""
 
     type: Literal["welcome"] = "welcome"
@@ -368,7 +373,7 @@ class WelcomeMessage(_ServerMessage):
     connection is closed."""
 
 
-class PongMessage(_ServerMessage):
+class PongMessage(ServerMessageBase):
     """The answer to ``ping``: the connection is alive."""
 
     type: Literal["pong"] = "pong"

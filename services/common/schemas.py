@@ -39,7 +39,7 @@ from typing import Any, Final, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter
 
-from services.common import constants
+from services.common import constants, protocol
 from services.common.events import EVENT_TYPES, SeatPlayer
 from services.common.protocol import (
     ARENA_STAKES,
@@ -394,8 +394,16 @@ def _members(union: Any) -> list[type[BaseModel]]:
     return [t for t in get_args(get_args(union)[0]) if issubclass(t, BaseModel)]
 
 
-CLIENT_MESSAGES: Final = _members(ClientMessage)
-SERVER_MESSAGES: Final = _members(ServerMessage)
+def _derived(models: list[type[BaseModel]], base: type[BaseModel]) -> list[type[BaseModel]]:
+    """``models``, each checked to carry what its base gives every message (``cid``, tag)."""
+    for model in models:
+        if not issubclass(model, base):
+            raise TypeError(f"{model.__name__} must derive from {base.__name__}")
+    return models
+
+
+CLIENT_MESSAGES: Final = _derived(_members(ClientMessage), protocol.ClientMessageBase)
+SERVER_MESSAGES: Final = _derived(_members(ServerMessage), protocol.ServerMessageBase)
 ROUTED_TO: Final[dict[str, str]] = {
     **{m.__name__: "matchmaking" for m in _members(LobbyMessage)},
     **{m.__name__: "turn" for m in _members(TurnMessage)},
