@@ -24,6 +24,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ROOT / "node_modules"
 GENERATE = ROOT / "tests" / "contract" / "models.mjs"
+CLIENT = ROOT / "tests" / "contract" / "client.ts"
 TSCONFIG = {
     "compilerOptions": {
         "strict": True,
@@ -78,6 +79,8 @@ def test_every_message_and_move_gets_a_model_of_its_own(generated: Path) -> None
 
 
 def test_typescript_models_compile_strictly(generated: Path) -> None:
+    """The models, and a client's message handling written against them (client.ts)."""
+    shutil.copy(CLIENT, generated / "ts" / "client.ts")
     (generated / "tsconfig.json").write_text(json.dumps(TSCONFIG), encoding="utf-8")
     tsc = MODULES / "typescript" / "bin" / "tsc"
     _run([str(shutil.which("node")), str(tsc), "-p", str(generated / "tsconfig.json")], generated)
