@@ -1284,6 +1284,18 @@ def protocol_md() -> str:
         "seats' moves, auto-play, round and match results, a lobby changed by someone else, "
         "a queue timeout — carry none. Messages without `cid` are answered without one.",
         "",
+        "## Building a client from the contract",
+        "",
+        "[asyncapi.json](asyncapi.json) is all a client needs. `components.schemas` has "
+        "`ClientMessage` and `ServerMessage`, the unions of each direction (tagged by "
+        "`action` and `type`), and every type they use; the moves a view lists in "
+        "`legal_actions` are the union `play` takes as `move`. The repository's contract "
+        "tests generate models from it with `@asyncapi/modelina` (TypeScript interfaces with "
+        '`rawPropertyNames` and `mapType: "record"`, TypeScript classes, Java classes: '
+        "`tests/contract/models.mjs`), compile them with `tsc --strict` and `javac -Werror`, "
+        "and play whole matches with a client that validates every frame against the "
+        "schemas. Decode a frame by its `type`, ignore types and fields you do not know.",
+        "",
         "## Keeping the connection open",
         "",
         f"API Gateway closes a connection that stays idle for {IDLE_SECONDS // 60} "
