@@ -68,7 +68,7 @@ from shared_engine import (
     auto_discard,
     start_round,
 )
-from shared_engine.actions import DISCARDS, DRAW
+from shared_engine.actions import DISCARDS, DRAW, ActionModel
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 SCHEMA_DIR: Final = Path("events/schemas")
@@ -777,8 +777,13 @@ UNIONS: Final[dict[str, tuple[Any, str]]] = {
         "Any message the server sends, told apart by `type`. A client ignores a message "
         "whose `type` it does not know: new types may be added.",
     ),
+    "Move": (
+        ActionModel,
+        "A move, told apart by `type`: what `play` sends and what `legal_actions` lists.",
+    ),
 }
-"""The two directions as unions, so that a client decodes every frame with one type."""
+"""The two directions and the moves as named unions, so that a client decodes every frame
+with one type and generators give the move union one name wherever it appears."""
 TAGS: Final = ("type", "action")
 
 
@@ -821,6 +826,19 @@ def _as_contract(name: str, schema: dict[str, Any], open_: bool) -> None:
         schema.pop("additionalProperties", None)
 
 
+def _named_unions(node: Any, unions: dict[str, Any]) -> Any:
+    """``node`` with every inline copy of a named union replaced by a reference to it."""
+    if isinstance(node, list):
+        return [_named_unions(item, unions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    for name, union in unions.items():
+        if "oneOf" in node and node["oneOf"] == union["oneOf"]:
+            kept = {k: v for k, v in node.items() if k == "description"}
+            return {"$ref": REF_TEMPLATE.format(model=name), **kept}
+    return {key: _named_unions(value, unions) for key, value in node.items()}
+
+
 def message_schemas() -> dict[str, Any]:
     """Every schema the messages use, by name, with ``$ref`` into ``components.schemas``."""
     defs: dict[str, Any] = {}
@@ -835,6 +853,8 @@ def message_schemas() -> dict[str, Any]:
     for name, definition in defs.items():
         if name in models:
             _describe_properties(definition, models[name])
+    for name, definition in defs.items():
+        defs[name] = _named_unions(definition, {n: defs[n] for n in UNIONS if n != name})
     from_client = _reaches(defs, ["ClientMessage"])
     for name, definition in defs.items():
         _as_contract(name, definition, open_=name not in from_client)
