@@ -1,16 +1,34 @@
 """``legal_actions``: a canonical, finite list of actions ``apply`` accepts.
 
-Draws and discards are listed exhaustively. Melds are listed canonically: for
-each rank, starting or extending with every natural of that rank held and each
-allowed number of wilds (2s before jokers; in an opening, jokers first, since
-they bring the threshold closer), plus, before the team has opened, one
-greedy combined opening. Pickups are listed with the pair (all naturals of the
-top's rank held), and before the opening with the wilds or extra melds needed
-to reach the threshold. A seat to play always has at least one action, so
-random play never locks.
+Colours never matter to a meld (MELD-1), so the list speaks in counts: for a
+rank, a *shape* is how many of its naturals held, how many 2s and how many
+jokers a spec takes, and each shape is listed once with the first tiles of
+each kind in the hand. The list holds
+
+- every draw, joker button and discard open now;
+- once the team has opened, every one-spec meld: each rank, each shape that
+  MELD-1..3 allow on the team's meld of that rank;
+- before the team has opened, every *meld-minimal* opening: a set of new
+  melds, of any shapes, that reaches the threshold and from which no meld can
+  be dropped without falling below it (one meld or several at once);
+- every pickup: each shape of the spec of the top's rank (at least the pair
+  from the hand), and before the opening each meld-minimal set of further
+  new melds that brings it to the threshold (PILE-3).
+
+Why this bound loses nothing: an accepted meld or pickup stays accepted when
+whole melds are dropped from it (fewer tiles only keep more in the hand, and
+a meld that is dropped is not needed for the threshold), and what was dropped
+can be laid afterwards in the same turn, one spec per action, each valid
+because the meld it builds is valid when complete (MELD-2 holds at every
+moment). So every kind that has an accepted action has a listed one, and
+every way of going out this turn — melding all but one tile, then
+discarding it — is reachable through listed actions only
+(tests/property/test_move_generation.py checks both against brute force).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from shared_engine.actions import (
     DISCARDS,
@@ -21,12 +39,16 @@ from shared_engine.actions import (
     MeldSpec,
     TakePile,
 )
-from shared_engine.errors import EngineError
-from shared_engine.rules import CANASTA_SIZE, has_canasta, plan_melds
+from shared_engine.rules import CANASTA_SIZE, has_canasta
 from shared_engine.state import RoundState, team_of
 from shared_engine.tiles import JOKER, NATURAL_RANKS, VALUES
 
 _TWOS_RANKS = (2, *NATURAL_RANKS)
+_TWO_VALUE = VALUES[2 * 4]
+_JOKER_VALUE = VALUES[JOKER]
+
+Shape = tuple[int, int, int]
+"""(naturals from the hand, 2s, jokers) that one spec takes."""
 
 
 def _groups(hand: tuple[int, ...]) -> list[list[int]]:
@@ -36,87 +58,99 @@ def _groups(hand: tuple[int, ...]) -> list[list[int]]:
     return groups
 
 
-def _wild_pool(groups: list[list[int]], rank: int) -> list[int]:
-    """The wilds a meld of ``rank`` may take, cheapest first."""
-    return groups[0] if rank == 2 else groups[2] + groups[0]
+def _shapes(
+    rank: int,
+    held: int,
+    *,
+    twos: int,
+    jokers: int,
+    existing: tuple[int, ...],
+    top: int,
+    least: int,
+) -> Iterator[Shape]:
+    """Every shape of a spec of ``rank`` that MELD-1..3 allow.
 
-
-def _spec_options(
-    rank: int, groups: list[list[int]], existing: tuple[int, ...]
-) -> list[tuple[int, ...]]:
-    """Tile sets for one rank that satisfy MELD-1..3 on their own."""
-    naturals = groups[rank]
-    wilds = _wild_pool(groups, rank)
-    max_wilds = 2 if rank == 2 else 3
-    options: list[tuple[int, ...]] = []
-    if existing:
-        e_nat = sum(1 for t in existing if t >> 2 == rank)
-        e_wild = len(existing) - e_nat
-        for k in (len(naturals), 0) if naturals else (0,):
-            for j in range(len(wilds) + 1):
-                if e_wild + j > max_wilds or e_wild + j >= e_nat + k:
-                    break
-                if k + j:
-                    options.append((*naturals[:k], *wilds[:j]))
-        return options
-    k = len(naturals)
-    if k < 2:
-        return options
-    for j in range(min(len(wilds), max_wilds, k - 1) + 1):
-        if k + j >= 3:
-            options.append((*naturals, *wilds[:j]))
-    return options
-
-
-def _greedy_opening(
-    groups: list[list[int]], ranks: tuple[int, ...], value: int, threshold: int, skip: int
-) -> list[MeldSpec]:
-    """Extra new melds that bring an opening from ``value`` up to ``threshold``.
-
-    Natural melds of three or more first (highest value first), then pairs
-    with one wild, then more wilds on those melds. Returns [] if it cannot.
+    ``held``, ``twos`` and ``jokers`` are what the hand can give; ``top`` is 1
+    when the pile's top tile joins the spec (PILE-1), and ``least`` the fewest
+    naturals the hand must give (2 for the pickup's pair).
     """
-    specs: list[list[int]] = []
-    spec_ranks: list[int] = []
-    starts = sorted(
-        (r for r in ranks if r != skip and len(groups[r]) >= 3),
-        key=lambda r: -sum(VALUES[t] for t in groups[r]),
-    )
-    for r in starts:
-        if value >= threshold:
-            break
-        specs.append(list(groups[r]))
-        spec_ranks.append(r)
-        value += sum(VALUES[t] for t in groups[r])
-    pool = sorted(
-        groups[0] + ([] if 2 in spec_ranks or skip == 2 else groups[2]), key=lambda t: -VALUES[t]
-    )
-    pairs = [r for r in ranks if r not in (2, skip) and len(groups[r]) == 2]
-    for r in pairs:
-        if value >= threshold or not pool:
-            break
-        wild = pool.pop(0)
-        specs.append([*groups[r], wild])
-        spec_ranks.append(r)
-        value += sum(VALUES[t] for t in groups[r]) + VALUES[wild]
-    for spec, r in zip(specs, spec_ranks, strict=True):
-        limit = 2 if r == 2 else 3
-        while value < threshold and pool:
-            naturals = sum(1 for t in spec if t >> 2 == r)
-            if len(spec) - naturals >= min(limit, naturals - 1):
-                break
-            if r == 2 and pool[0] != JOKER:
-                break
-            wild = pool.pop(0)
-            spec.append(wild)
-            value += VALUES[wild]
-    if value < threshold:
-        return []
-    return [MeldSpec(r, tuple(spec)) for r, spec in zip(spec_ranks, specs, strict=True)]
+    e_nat = sum(1 for t in existing if t >> 2 == rank)
+    e_wild = len(existing) - e_nat
+    if rank == 2:
+        twos, limit = 0, 2
+    else:
+        limit = 3
+    for k in range(least, held + 1):
+        naturals = e_nat + k + top
+        room = min(limit, naturals - 1) - e_wild
+        for a2 in range(min(twos, room) + 1):
+            for aj in range(min(jokers, room - a2) + 1):
+                added = k + top + a2 + aj
+                if added and (existing or added >= 3):
+                    yield k, a2, aj
+
+
+def _value(rank: int, shape: Shape) -> int:
+    k, a2, aj = shape
+    return k * VALUES[rank * 4] + a2 * _TWO_VALUE + aj * _JOKER_VALUE
+
+
+def _specs(shapes: list[tuple[int, Shape]], groups: list[list[int]]) -> tuple[MeldSpec, ...]:
+    """The specs of one action, each taking the next 2s and jokers not yet taken."""
+    twos = jokers = 0
+    specs = []
+    for rank, (k, a2, aj) in shapes:
+        if rank == 2:
+            naturals, twos = groups[2][twos : twos + k], twos + k
+        else:
+            naturals = groups[rank][:k]
+        tiles = (*naturals, *groups[2][twos : twos + a2], *groups[0][jokers : jokers + aj])
+        twos, jokers = twos + a2, jokers + aj
+        specs.append(MeldSpec(rank, tiles))
+    return tuple(specs)
 
 
 def _keeps_discard(left: int, canasta: bool) -> bool:
+    """OUT-1 and OUT-2: a tile stays to discard, and a last one only with a canasta."""
     return left >= 2 or (left == 1 and canasta)
+
+
+def _openings(
+    groups: list[list[int]],
+    ranks: tuple[int, ...],
+    *,
+    threshold: int,
+    value: int,
+    twos: int,
+    jokers: int,
+) -> Iterator[list[tuple[int, Shape]]]:
+    """Meld-minimal sets of new melds that bring ``value`` up to ``threshold``.
+
+    Depth first over the ranks in order; a set is complete as soon as it
+    reaches the threshold (adding to it would make it non-minimal), and kept
+    if none of its melds could be dropped.
+    """
+    chosen: list[tuple[int, Shape, int]] = []
+
+    def walk(i: int, value: int, twos: int, jokers: int) -> Iterator[list[tuple[int, Shape]]]:
+        if value >= threshold:
+            if all(value - v < threshold for _, _, v in chosen):
+                yield [(r, s) for r, s, _ in chosen]
+            return
+        for j in range(i, len(ranks)):
+            rank = ranks[j]
+            held = len(groups[rank]) if rank != 2 else twos
+            if held < 2:
+                continue
+            for shape in _shapes(rank, held, twos=twos, jokers=jokers, existing=(), top=0, least=2):
+                k, a2, aj = shape
+                v = _value(rank, shape)
+                chosen.append((rank, shape, v))
+                left_twos = twos - (k if rank == 2 else a2)
+                yield from walk(j + 1, value + v, left_twos, jokers - aj)
+                chosen.pop()
+
+    yield from walk(0, value, twos, jokers)
 
 
 def _meld_actions(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action]:
@@ -124,32 +158,31 @@ def _meld_actions(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[A
     melds = state.melds[team]
     groups = _groups(hand)
     ranks = _TWOS_RANKS if state.twos else NATURAL_RANKS
-    canasta = has_canasta(melds)
+    twos, jokers = len(groups[2]), len(groups[0])
+    size = len(hand)
     actions: list[Action] = []
     if state.opened[team]:
+        canasta = has_canasta(melds)
         for rank in ranks:
             existing = melds[rank]
-            for tiles in _spec_options(rank, groups, existing):
-                makes_canasta = canasta or len(existing) + len(tiles) >= CANASTA_SIZE
-                if _keeps_discard(len(hand) - len(tiles), makes_canasta):
-                    actions.append(Meld((MeldSpec(rank, tiles),)))
+            held = len(groups[rank])
+            if not existing and held < 2:
+                continue
+            for shape in _shapes(
+                rank, held, twos=twos, jokers=jokers, existing=existing, top=0, least=0
+            ):
+                added = sum(shape)
+                if _keeps_discard(size - added, canasta or len(existing) + added >= CANASTA_SIZE):
+                    actions.append(Meld(_specs([(rank, shape)], groups)))
         return actions
-    threshold = state.thresholds[team]
-    for rank in ranks:
-        for tiles in _spec_options(rank, groups, ()):
-            if sum(VALUES[t] for t in tiles) >= threshold:
-                _offer(actions, state, seat, Meld((MeldSpec(rank, tiles),)))
-    combined = _greedy_opening(groups, ranks, 0, threshold, skip=-1)
-    if len(combined) > 1:
-        _offer(actions, state, seat, Meld(tuple(combined)))
+    for opening in _openings(
+        groups, ranks, threshold=state.thresholds[team], value=0, twos=twos, jokers=jokers
+    ):
+        added = sum(sum(shape) for _, shape in opening)
+        canasta = any(sum(shape) >= CANASTA_SIZE for _, shape in opening)
+        if _keeps_discard(size - added, canasta):
+            actions.append(Meld(_specs(opening, groups)))
     return actions
-
-
-def _offer(actions: list[Action], state: RoundState, seat: int, action: Meld | TakePile) -> None:
-    """Keep a candidate only if ``apply`` would accept it: one set of rules."""
-    top = state.discard[-1] if isinstance(action, TakePile) else None
-    if not isinstance(plan_melds(state, seat, action.melds, top), EngineError):
-        actions.append(action)
 
 
 def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action]:
@@ -158,29 +191,41 @@ def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action
     if top == JOKER or rank in (2, 3):
         return []
     groups = _groups(hand)
-    naturals = groups[rank]
-    if len(naturals) < 2:
+    held = len(groups[rank])
+    if held < 2:
         return []
     team = team_of(seat)
-    actions: list[Action] = []
-    _offer(actions, state, seat, TakePile((MeldSpec(rank, tuple(naturals)),)))
-    if state.opened[team] or actions:
-        return actions
+    melds = state.melds[team]
+    existing = melds[rank]
+    twos, jokers = len(groups[2]), len(groups[0])
+    gained = len(state.discard) - 1
+    canasta = has_canasta(melds)
+    opened = state.opened[team]
+    ranks = tuple(r for r in (_TWOS_RANKS if state.twos else NATURAL_RANKS) if r != rank)
     threshold = state.thresholds[team]
-    wilds = _wild_pool(groups, rank)
-    for j in range(1, min(len(wilds), 3, len(naturals)) + 1):
-        _offer(actions, state, seat, TakePile((MeldSpec(rank, (*naturals, *wilds[-j:])),)))
-    if not actions:
-        base = sum(VALUES[t] for t in naturals) + VALUES[top]
-        ranks = _TWOS_RANKS if state.twos else NATURAL_RANKS
-        extra = _greedy_opening(groups, ranks, base, threshold, skip=rank)
-        if extra:
-            _offer(actions, state, seat, TakePile((MeldSpec(rank, tuple(naturals)), *extra)))
+    actions: list[Action] = []
+    for shape in _shapes(rank, held, twos=twos, jokers=jokers, existing=existing, top=1, least=2):
+        added = sum(shape)
+        size = len(existing) + added + 1
+        if opened:
+            extras: Iterator[list[tuple[int, Shape]]] = iter(([],))
+        else:
+            _, a2, aj = shape
+            base = _value(rank, shape) + VALUES[top]
+            extras = _openings(
+                groups, ranks, threshold=threshold, value=base, twos=twos - a2, jokers=jokers - aj
+            )
+        for extra in extras:
+            more = sum(sum(s) for _, s in extra)
+            makes = size >= CANASTA_SIZE or any(sum(s) >= CANASTA_SIZE for _, s in extra)
+            if _keeps_discard(len(hand) - added - more + gained, canasta or makes):
+                actions.append(TakePile(_specs([(rank, shape), *extra], groups)))
     return actions
 
 
 def legal_actions(state: RoundState, seat: int) -> list[Action]:
-    """Every draw and discard open to ``seat`` now, and the canonical melds and pickups."""
+    """Every draw, joker button and discard open to ``seat`` now, and the canonical melds
+    and pickups (see the module docstring for why they cover every legal one)."""
     if seat != state.turn or state.phase == "round_over":
         return []
     hand = state.hands[seat - 1]
