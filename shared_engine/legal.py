@@ -67,27 +67,31 @@ def _shapes(
     existing: tuple[int, ...],
     top: int,
     least: int,
-) -> Iterator[Shape]:
+) -> list[Shape]:
     """Every shape of a spec of ``rank`` that MELD-1..3 allow.
 
     ``held``, ``twos`` and ``jokers`` are what the hand can give; ``top`` is 1
     when the pile's top tile joins the spec (PILE-1), and ``least`` the fewest
     naturals the hand must give (2 for the pickup's pair).
     """
-    e_nat = sum(1 for t in existing if t >> 2 == rank)
+    e_nat = 0
+    for t in existing:
+        if t >> 2 == rank:
+            e_nat += 1
     e_wild = len(existing) - e_nat
     if rank == 2:
         twos, limit = 0, 2
     else:
         limit = 3
+    fewest = 1 if existing else 3
+    shapes: list[Shape] = []
     for k in range(least, held + 1):
-        naturals = e_nat + k + top
-        room = min(limit, naturals - 1) - e_wild
+        room = min(limit, e_nat + k + top - 1) - e_wild
         for a2 in range(min(twos, room) + 1):
             for aj in range(min(jokers, room - a2) + 1):
-                added = k + top + a2 + aj
-                if added and (existing or added >= 3):
-                    yield k, a2, aj
+                if k + top + a2 + aj >= fewest:
+                    shapes.append((k, a2, aj))
+    return shapes
 
 
 def _value(rank: int, shape: Shape) -> int:
@@ -163,17 +167,24 @@ def _meld_actions(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[A
     actions: list[Action] = []
     if state.opened[team]:
         canasta = has_canasta(melds)
+        wilds = twos + jokers
         for rank in ranks:
             existing = melds[rank]
-            held = len(groups[rank])
-            if not existing and held < 2:
+            naturals = groups[rank]
+            held = len(naturals)
+            if (held < 2) if not existing else not (held or wilds):
                 continue
-            for shape in _shapes(
+            grown = len(existing)
+            for k, a2, aj in _shapes(
                 rank, held, twos=twos, jokers=jokers, existing=existing, top=0, least=0
             ):
-                added = sum(shape)
-                if _keeps_discard(size - added, canasta or len(existing) + added >= CANASTA_SIZE):
-                    actions.append(Meld(_specs([(rank, shape)], groups)))
+                added = k + a2 + aj
+                if _keeps_discard(size - added, canasta or grown + added >= CANASTA_SIZE):
+                    if rank == 2:
+                        tiles = (*naturals[:k], *groups[0][:aj])
+                    else:
+                        tiles = (*naturals[:k], *groups[2][:a2], *groups[0][:aj])
+                    actions.append(Meld((MeldSpec(rank, tiles),)))
         return actions
     for opening in _openings(
         groups, ranks, threshold=state.thresholds[team], value=0, twos=twos, jokers=jokers
