@@ -91,8 +91,8 @@ def plan_melds(
 ) -> MeldPlan | EngineError:
     """Validate a meld action (or a pickup, when ``pile_top`` is given).
 
-    Returns the error rather than raising it, so that ``legal_actions`` can
-    test candidates cheaply with the very checks ``apply`` uses.
+    Returns the error rather than raising it: a check that only asks (a test,
+    a tool) gets its answer without the cost of an exception.
     """
     hand = state.hands[seat - 1]
     needed: dict[int, int] = {}
