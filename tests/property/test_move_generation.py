@@ -15,20 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared_engine import (
-    Action,
-    Discard,
-    Draw,
-    JokerButton,
-    Meld,
-    RoundState,
-    TakePile,
-    apply,
-    legal_actions,
-    start_round,
-)
+from shared_engine.actions import Action, Discard, Meld, TakePile, action_to_wire
 from shared_engine.bots import heuristic_policy
-from shared_engine.state import EMPTY_MELDS, new_state
+from shared_engine.deal import start_round
+from shared_engine.legal import legal_actions
+from shared_engine.rules import apply
+from shared_engine.state import EMPTY_MELDS, RoundState, new_state
 from shared_engine.tiles import FULL_SET
 
 from . import _reference as ref
@@ -37,12 +29,11 @@ from ._support import MATCH_TOTALS, examples
 
 pytestmark = pytest.mark.property
 
-KIND = {Draw: "draw", JokerButton: "joker_button", Meld: "meld", TakePile: "take_pile"}
 NATURALS = (1, *range(4, 14))
 
 
 def kind(action: Action) -> str:
-    return "discard" if isinstance(action, Discard) else KIND[type(action)]
+    return str(action_to_wire(action)["type"])
 
 
 def _size(action: Action) -> int:
