@@ -86,9 +86,11 @@ def _shapes(
     fewest = 1 if existing else 3
     shapes: list[Shape] = []
     for k in range(least, held + 1):
-        room = min(limit, e_nat + k + top - 1) - e_wild
-        for a2 in range(min(twos, room) + 1):
-            for aj in range(min(jokers, room - a2) + 1):
+        naturals = e_nat + k + top
+        room = (limit if naturals > limit else naturals - 1) - e_wild
+        for a2 in range((twos if twos < room else room) + 1):
+            free = room - a2
+            for aj in range((jokers if jokers < free else free) + 1):
                 if k + top + a2 + aj >= fewest:
                     shapes.append((k, a2, aj))
     return shapes
@@ -135,11 +137,19 @@ def _openings(
     if none of its melds could be dropped.
     """
     chosen: list[tuple[int, Shape, int]] = []
+    # What the naturals of ranks[i:] could add at most (2s count with the wilds):
+    # a branch that cannot reach the threshold even so is not walked.
+    reach = [0] * (len(ranks) + 1)
+    for i in range(len(ranks) - 1, -1, -1):
+        tiles = groups[ranks[i]] if ranks[i] != 2 else ()
+        reach[i] = reach[i + 1] + (sum(VALUES[t] for t in tiles) if len(tiles) >= 2 else 0)
 
     def walk(i: int, value: int, twos: int, jokers: int) -> Iterator[list[tuple[int, Shape]]]:
         if value >= threshold:
             if all(value - v < threshold for _, _, v in chosen):
                 yield [(r, s) for r, s, _ in chosen]
+            return
+        if value + reach[i] + twos * _TWO_VALUE + jokers * _JOKER_VALUE < threshold:
             return
         for j in range(i, len(ranks)):
             rank = ranks[j]
@@ -157,7 +167,9 @@ def _openings(
     yield from walk(0, value, twos, jokers)
 
 
-def _meld_actions(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action]:
+def _meld_actions(
+    state: RoundState, seat: int, hand: tuple[int, ...], canasta: bool
+) -> list[Action]:
     team = team_of(seat)
     melds = state.melds[team]
     groups = _groups(hand)
@@ -166,7 +178,6 @@ def _meld_actions(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[A
     size = len(hand)
     actions: list[Action] = []
     if state.opened[team]:
-        canasta = has_canasta(melds)
         wilds = twos + jokers
         for rank in ranks:
             existing = melds[rank]
@@ -201,10 +212,10 @@ def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action
     rank = top >> 2
     if top == JOKER or rank in (2, 3):
         return []
+    if sum(1 for t in hand if t >> 2 == rank) < 2:
+        return []
     groups = _groups(hand)
     held = len(groups[rank])
-    if held < 2:
-        return []
     team = team_of(seat)
     melds = state.melds[team]
     existing = melds[rank]
@@ -254,7 +265,8 @@ def legal_actions(state: RoundState, seat: int) -> list[Action]:
         if state.discard:
             actions.extend(_pickups(state, seat, hand))
         return actions
-    actions = _meld_actions(state, seat, hand)
-    if len(hand) > 1 or has_canasta(state.melds[team_of(seat)]):
+    canasta = has_canasta(state.melds[team_of(seat)])
+    actions = _meld_actions(state, seat, hand, canasta)
+    if len(hand) > 1 or canasta:
         actions.extend(DISCARDS[t] for t in dict.fromkeys(hand))
     return actions
