@@ -15,20 +15,28 @@ each kind in the hand. The list holds
   from the hand), and before the opening each meld-minimal set of further
   new melds that brings it to the threshold (PILE-3).
 
-Why this bound loses nothing: an accepted meld or pickup stays accepted when
-whole melds are dropped from it (fewer tiles only keep more in the hand, and
-a meld that is dropped is not needed for the threshold), and what was dropped
-can be laid afterwards in the same turn, one spec per action, each valid
-because the meld it builds is valid when complete (MELD-2 holds at every
-moment). So every kind that has an accepted action has a listed one, and
-every way of going out this turn — melding all but one tile, then
-discarding it — is reachable through listed actions only
-(tests/property/test_move_generation.py checks both against brute force).
+Before the opening these sets can run into hundreds (many pairs, many wilds,
+a high threshold). Above ``MAX_COMBINATIONS`` only the *tile-minimal* ones
+are listed, those from which no single tile can be taken with the rest still
+valid.
+
+Why these bounds lose nothing: an accepted meld or pickup stays accepted when
+whole melds are dropped from it while the rest reaches the threshold (fewer
+tiles only keep more in the hand), and what was dropped can be laid afterwards
+in the same turn, one spec per action, each valid because the meld it builds
+is valid when complete (MELD-2 holds at every moment). Tiles likewise: a valid
+opening or pickup, reduced tile by tile and meld by meld while it stays valid,
+ends at a listed tile-minimal one. So every kind that has an accepted action
+has a listed one, and every way of going out this turn (melding all but one
+tile, then discarding it) is reachable through listed actions alone
+(tests/property/test_move_generation.py checks both against brute force, with
+and without the bound).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from shared_engine.actions import (
     DISCARDS,
@@ -49,6 +57,10 @@ _JOKER_VALUE = VALUES[JOKER]
 
 Shape = tuple[int, int, int]
 """(naturals from the hand, 2s, jokers) that one spec takes."""
+
+MAX_COMBINATIONS: Final = 40
+"""Above this many openings (or pickups) before the team has opened, only the
+tile-minimal ones are listed: enough for every kind and every going out."""
 
 
 def _groups(hand: tuple[int, ...]) -> list[list[int]]:
@@ -167,6 +179,38 @@ def _openings(
     yield from walk(0, value, twos, jokers)
 
 
+def _tile_minimal(combo: list[tuple[int, Shape]], threshold: int, top: int | None) -> bool:
+    """No single tile can leave this opening (or pickup) with the rest still valid.
+
+    Every valid opening holds a listed one: drop melds while it stays valid, then
+    tiles, then melds again, until neither can go; what remains is meld-minimal
+    (so ``_openings`` yields it) and tile-minimal. Laying the rest afterwards
+    loses no way of going out (module docstring).
+    """
+    top_rank = -1 if top is None else top >> 2
+    value = sum(_value(r, s) for r, s in combo) + (0 if top is None else VALUES[top])
+    for rank, (k, a2, aj) in combo:
+        pile = 1 if rank == top_rank else 0
+        limit = 2 if rank == 2 else 3
+        fewer = ((k - 1, a2, aj, VALUES[rank * 4]), (k, a2 - 1, aj, _TWO_VALUE))
+        for k2, b2, bj, lost in (*fewer, (k, a2, aj - 1, _JOKER_VALUE)):
+            naturals, wilds = k2 + pile, b2 + bj
+            if min(k2, b2, bj) < 0 or (pile and k2 < 2):
+                continue
+            valid = naturals + wilds >= 3 and wilds < naturals and wilds <= limit
+            if valid and value - lost >= threshold:
+                return False
+    return True
+
+
+def _bounded(
+    combos: list[list[tuple[int, Shape]]], threshold: int, top: int | None = None
+) -> list[list[tuple[int, Shape]]]:
+    if len(combos) <= MAX_COMBINATIONS:
+        return combos
+    return [c for c in combos if _tile_minimal(c, threshold, top)]
+
+
 def _meld_actions(
     state: RoundState, seat: int, hand: tuple[int, ...], canasta: bool
 ) -> list[Action]:
@@ -197,14 +241,18 @@ def _meld_actions(
                         tiles = (*naturals[:k], *groups[2][:a2], *groups[0][:aj])
                     actions.append(Meld((MeldSpec(rank, tiles),)))
         return actions
-    for opening in _openings(
-        groups, ranks, threshold=state.thresholds[team], value=0, twos=twos, jokers=jokers
-    ):
-        added = sum(sum(shape) for _, shape in opening)
-        canasta = any(sum(shape) >= CANASTA_SIZE for _, shape in opening)
-        if _keeps_discard(size - added, canasta):
-            actions.append(Meld(_specs(opening, groups)))
-    return actions
+    threshold = state.thresholds[team]
+    openings = [
+        opening
+        for opening in _openings(
+            groups, ranks, threshold=threshold, value=0, twos=twos, jokers=jokers
+        )
+        if _keeps_discard(
+            size - sum(sum(shape) for _, shape in opening),
+            any(sum(shape) >= CANASTA_SIZE for _, shape in opening),
+        )
+    ]
+    return [Meld(_specs(opening, groups)) for opening in _bounded(openings, threshold)]
 
 
 def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action]:
@@ -225,7 +273,7 @@ def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action
     opened = state.opened[team]
     ranks = tuple(r for r in (_TWOS_RANKS if state.twos else NATURAL_RANKS) if r != rank)
     threshold = state.thresholds[team]
-    actions: list[Action] = []
+    combos: list[list[tuple[int, Shape]]] = []
     for shape in _shapes(rank, held, twos=twos, jokers=jokers, existing=existing, top=1, least=2):
         added = sum(shape)
         size = len(existing) + added + 1
@@ -241,8 +289,10 @@ def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action
             more = sum(sum(s) for _, s in extra)
             makes = size >= CANASTA_SIZE or any(sum(s) >= CANASTA_SIZE for _, s in extra)
             if _keeps_discard(len(hand) - added - more + gained, canasta or makes):
-                actions.append(TakePile(_specs([(rank, shape), *extra], groups)))
-    return actions
+                combos.append([(rank, shape), *extra])
+    if not opened:
+        combos = _bounded(combos, threshold, top)
+    return [TakePile(_specs(combo, groups)) for combo in combos]
 
 
 def legal_actions(state: RoundState, seat: int) -> list[Action]:

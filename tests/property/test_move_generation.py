@@ -5,7 +5,9 @@ threshold) and from a generator built to stress openings, pickups, wild
 counts and the keep-a-discard rule. For each one: every listed action is
 accepted by ``apply``; the kinds listed are exactly the kinds the brute-force
 enumerator (``_reference``) finds; and going out this turn is reachable
-through listed actions alone exactly when the enumerator finds a way.
+through listed actions alone exactly when the enumerator finds a way. The
+same holds with the bound for long lists (tile-minimal openings and pickups
+only) applied to every list.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import shared_engine.legal
 from shared_engine.actions import Action, Discard, Meld, TakePile, action_to_wire
 from shared_engine.bots import heuristic_policy
 from shared_engine.deal import start_round
@@ -226,3 +229,11 @@ def test_played_positions_list_every_kind_and_every_going_out() -> None:
 def test_built_positions_list_every_kind_and_every_going_out() -> None:
     """Openings at 15..150, pickups, wilds and going out, in positions built to stress them."""
     assert _check(built(examples(3000), seed=12)) == examples(3000)
+
+
+def test_the_tile_minimal_bound_alone_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound that long lists fall back to, applied to every list: still every kind and
+    every going out (OPEN-1, PILE-3, OUT-1)."""
+    monkeypatch.setattr(shared_engine.legal, "MAX_COMBINATIONS", 0)
+    assert _check(built(examples(1500), seed=13)) == examples(1500)
+    assert _check(played(examples(15), seed=13)) > 300
