@@ -11,15 +11,22 @@ It also plays rounds with the heuristic bot (the services' seat bot): its
 round length is the "actions per round" the service figures are
 extrapolated with, since people and bots meld and go out, while random
 players mostly run the stock out.
+
+``--baseline DIR`` measures another checkout of the project (e.g. the main
+branch) and this one in alternating child processes of the same run, so that
+a change to the engine is judged against the same machine load.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from benchmarks.report import Figure, median, median_percentile, table
 from shared_engine import apply, legal_actions, start_round
@@ -134,11 +141,61 @@ def figures(rounds: int = 300, repeats: int = 5, bot_length: float | None = None
     ]
 
 
+# Run in a child process whose working directory is the checkout measured; it uses
+# only functions every checkout of this benchmark has.
+_CHILD = """
+import json, sys
+from benchmarks.engine import latencies, self_play
+rounds, seed = int(sys.argv[1]), int(sys.argv[2])
+actions, seconds = self_play(rounds, seed)
+_, legal, _, _ = latencies(max(rounds // 3, 1), seed)
+print(json.dumps({"per_second": actions / seconds, "legal": legal}))
+"""
+
+
+def _measure(checkout: Path, rounds: int, seed: int) -> tuple[float, list[float]]:
+    """Self-play actions per second and ``legal_actions`` call times, in ``checkout``."""
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(rounds), str(seed)],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result = json.loads(out)
+    return float(result["per_second"]), [float(x) for x in result["legal"]]
+
+
+def compare(baseline: Path, rounds: int, repeats: int) -> list[Figure]:
+    """Self-play throughput and ``legal_actions`` latency, ``baseline`` against this checkout."""
+    here = Path(__file__).resolve().parent.parent
+    runs: dict[str, list[tuple[float, list[float]]]] = {"baseline": [], "this": []}
+    for seed in range(repeats):
+        runs["baseline"].append(_measure(baseline, rounds, seed))
+        runs["this"].append(_measure(here, rounds, seed))
+    figures = []
+    for name, results in runs.items():
+        legal = [times for _, times in results]
+        figures += [
+            Figure(name, "random self-play, actions/s", median(r for r, _ in results), "{:,.0f}"),
+            Figure(name, "legal_actions p50, µs", median_percentile(legal, 0.50)),
+            Figure(name, "legal_actions p99, µs", median_percentile(legal, 0.99)),
+        ]
+    ratio = figures[3].value / figures[0].value
+    figures.append(Figure("this", "self-play speed, this / baseline", ratio, "{:.2f}x", ">= 0.8x"))
+    return figures
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure alongside")
     args = parser.parse_args(argv)
+    if args.baseline is not None:
+        title = f"engine, {args.baseline} against this checkout: {args.rounds} rounds"
+        print(table(compare(args.baseline, args.rounds, args.repeats), f"{title} x {args.repeats}"))
+        return 0
     print(
         table(
             figures(args.rounds, args.repeats),

@@ -65,12 +65,24 @@ class MatchDecision:
     tie_break: bool
 
 
+def _check_mode(mode: object) -> None:
+    """A plain string equals a ``MatchMode`` member but is not one: refuse it, never guess."""
+    if not isinstance(mode, MatchMode):
+        raise TypeError(f"a MatchMode is required, not {type(mode).__name__} {mode!r}")
+
+
 def decide_after_round(
-    mode: MatchMode, totals: tuple[int, int], rounds_played: int
+    mode: MatchMode, totals: tuple[int, int], rounds_played: int, *, tie_break: bool = False
 ) -> MatchDecision:
-    """MATCH-1, MATCH-2, MATCH-4: next round, tie-break round, or the end."""
+    """MATCH-1, MATCH-2, MATCH-4: next round, tie-break round, or the end.
+
+    ``tie_break`` says the round just scored was itself a tie-break round: in
+    the 10,000 mode it ends the match once the totals differ, even if both
+    have fallen below 10,000 (MATCH-2).
+    """
+    _check_mode(mode)
     if mode is MatchMode.TO_10000:
-        due = max(totals) >= TARGET_TOTAL
+        due = tie_break or max(totals) >= TARGET_TOTAL
     else:
         due = rounds_played >= PLANNED_ROUNDS[mode]
     if not due:
@@ -88,5 +100,6 @@ def account_rewards(
     Arena pays the stake only, whatever the number of rounds; the other modes
     pay 1,000 per round actually played.
     """
+    _check_mode(mode)
     amount = stake if mode is MatchMode.ARENA else POINTS_PER_ROUND * rounds_played
     return {seat: amount if (seat - 1) % 2 == winner else -amount for seat in (1, 2, 3, 4)}

@@ -91,8 +91,8 @@ def plan_melds(
 ) -> MeldPlan | EngineError:
     """Validate a meld action (or a pickup, when ``pile_top`` is given).
 
-    Returns the error rather than raising it, so that ``legal_actions`` can
-    test candidates cheaply with the very checks ``apply`` uses.
+    Returns the error rather than raising it: a check that only asks (a test,
+    a tool) gets its answer without the cost of an exception.
     """
     hand = state.hands[seat - 1]
     needed: dict[int, int] = {}
@@ -145,11 +145,6 @@ def plan_melds(
         return EngineError("cannot_go_out", "OUT-2: one tile left and the team has no canasta")
     rest.sort()
     return MeldPlan(tuple(rest), new_melds, opens, tuple(completed))
-
-
-def stock_exhausted(stock: tuple[int, ...]) -> bool:
-    """STOCK-1: no ordinary tile is left to draw (bonus threes do not count)."""
-    return all(t in BONUS_THREES for t in stock)
 
 
 def _check_turn(state: RoundState, seat: int) -> None:
@@ -276,7 +271,9 @@ def _discard(state: RoundState, seat: int, tile: int) -> tuple[RoundState, list[
     new.hands = _with_hand(state, seat, tuple(rest))
     new.discard = (*state.discard, tile)
     events: list[Event] = [Discarded(seat, tile)]
-    if going_out or stock_exhausted(state.stock):
+    # STOCK-1, STOCK-2: the turn that drew the stock's last tile ends the round. While
+    # a tile is left play goes on, even if only bonus threes are left.
+    if going_out or not state.stock:
         new.phase = "round_over"
         new.went_out = seat if going_out else None
         events.append(RoundEnded(new.went_out))

@@ -37,6 +37,7 @@ def play_match(policies: tuple[Policy, Policy], mode: MatchMode, seed: str, tall
     """One match; ``policies[i]`` plays team i. Returns the winning team."""
     totals = (0, 0)
     number = 0
+    tie_break = False
     while True:
         number += 1
         state = start_round(f"{seed}:{number}", dealer=dealer_of_round(number), match_scores=totals)
@@ -51,7 +52,8 @@ def play_match(policies: tuple[Policy, Policy], mode: MatchMode, seed: str, tall
         for team in (0, 1):
             tally.scores[team] += scores[team].total
             tally.canastas[team] += sum(1 for m in state.melds[team] if len(m) >= CANASTA_SIZE)
-        decision = decide_after_round(mode, totals, number)
+        decision = decide_after_round(mode, totals, number, tie_break=tie_break)
+        tie_break = decision.tie_break
         if decision.ended:
             assert decision.winner is not None
             tally.matches += 1

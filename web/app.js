@@ -39,7 +39,10 @@ const S = {
   lobby: null,
   view: null, // the latest ViewMessage
   hand: [], // the view's hand, sorted for display
-  selected: new Set(), // indices into S.hand
+  ids: [], // one id per tile of S.hand, kept while that tile stays in the hand
+  nextId: 1,
+  selected: new Set(), // ids (S.ids) of the selected tiles: two identical tiles are two tiles
+  used: null, // ids of the tiles the move waiting for an answer takes from the hand
   target: null, // rank of one of the team's melds that selected wilds join
   newTiles: new Set(), // indices of tiles that just arrived in the hand
   busy: false,
@@ -410,9 +413,12 @@ function setBusy(busy) {
   if (S.view) renderActions();
 }
 
-function play(move) {
+function play(move, used = []) {
   if (!S.view || S.busy) return;
-  if (send({ action: "play", table_id: S.view.table_id, version: S.view.version, move })) setBusy(true);
+  if (send({ action: "play", table_id: S.view.table_id, version: S.view.version, move })) {
+    S.used = new Set(used);
+    setBusy(true);
+  }
 }
 
 // --- server messages ------------------------------------------------------------------------------
@@ -461,6 +467,7 @@ function receive(message) {
 
 function onError(message) {
   setBusy(false);
+  S.used = null;
   if (message.code === "stale_version") {
     if (message.view) adoptView(message.view);
     return;
@@ -484,23 +491,16 @@ function adoptView(message) {
   const previous = S.view;
   if (previous && previous.table_id === message.table_id && message.version < previous.version) return;
   const sameTable = previous && previous.table_id === message.table_id;
-  const oldHand = sameTable ? S.hand : [];
   const newHand = sortTiles(message.view.hand);
-  // Keep the selection across updates by tile, and mark the tiles that just arrived.
-  const wanted = multiset([...S.selected].map((i) => oldHand[i]));
-  const before = multiset(oldHand);
-  S.selected = new Set();
+  const kept = keptIds(sameTable ? S.hand : [], sameTable ? S.ids : [], newHand);
   S.newTiles = new Set();
-  newHand.forEach((tile, i) => {
-    const w = wanted.get(tile) || 0;
-    if (w > 0) {
-      S.selected.add(i);
-      wanted.set(tile, w - 1);
-    }
-    const b = before.get(tile) || 0;
-    if (b > 0) before.set(tile, b - 1);
-    else if (sameTable && previous.view.round_scores === null) S.newTiles.add(i);
+  S.ids = kept.map((id, i) => {
+    if (id !== null) return id;
+    if (sameTable && previous.view.round_scores === null) S.newTiles.add(i);
+    return S.nextId++;
   });
+  S.selected = new Set(S.ids.filter((id) => S.selected.has(id)));
+  S.used = null;
   if (!sameTable || previous.match.round !== message.match.round) {
     S.selected = new Set();
     S.newTiles = new Set();
@@ -633,6 +633,7 @@ function backToLobby() {
   }
   S.view = null;
   S.hand = [];
+  S.ids = [];
   S.selected = new Set();
   S.target = null;
   if (S.open) {
@@ -758,6 +759,32 @@ function seatInfo(seat) {
   return S.view.seats[String(seat)] || null;
 }
 
+/**
+ * Which tile of the old hand each tile of the new hand is (its id), or null for a
+ * tile that just arrived. Of identical tiles, those the last move used leave the
+ * hand first, then unselected ones: melding or discarding one of two identical
+ * tiles never leaves the other one selected in its place.
+ */
+function keptIds(oldHand, oldIds, newHand) {
+  const left = multiset(newHand);
+  const byTile = new Map();
+  oldHand.forEach((tile, i) => {
+    if (!byTile.has(tile)) byTile.set(tile, []);
+    byTile.get(tile).push(oldIds[i]);
+  });
+  const leaving = (id) => (S.used && S.used.has(id) ? 0 : S.selected.has(id) ? 2 : 1);
+  for (const [tile, ids] of byTile) {
+    const gone = ids.length - (left.get(tile) || 0);
+    if (gone <= 0) continue;
+    const out = new Set([...ids].sort((a, b) => leaving(a) - leaving(b)).slice(0, gone));
+    byTile.set(tile, ids.filter((id) => !out.has(id)));
+  }
+  return newHand.map((tile) => {
+    const ids = byTile.get(tile);
+    return ids && ids.length ? ids.shift() : null;
+  });
+}
+
 function seatName(seat) {
   const info = seatInfo(seat);
   return info && info.player ? info.player.name : t("lobby.seat", { n: seat });
@@ -769,6 +796,42 @@ function teamOf(seat) {
 
 function legalTypes() {
   return new Set(S.view.view.legal_actions.map((a) => a.type));
+}
+
+function pileTop() {
+  const pile = S.view.view.discard;
+  return pile.length ? pile[pile.length - 1] : null;
+}
+
+/**
+ * Which moves the buttons offer now, and why one is off (a translation key).
+ *
+ * A button follows the phase and what the page can see, never the list of
+ * suggestions: any meld, any pickup with a pair, is sent, and the server answers
+ * a wrong one with its refusal.
+ */
+function moveOptions() {
+  const v = S.view.view;
+  const on = { draw: false, take_pile: false, meld: false, discard: false, joker_button: false };
+  const why = {};
+  if (!playing() || v.turn !== S.view.seat) return { on, why };
+  if (v.phase === "draw") {
+    on.draw = v.stock_size > 0;
+    const top = pileTop();
+    const rank = top ? tileInfo(top).rank : null;
+    if (!top) why.take_pile = "error.pile_empty";
+    else if (isWild(top) || rank === 3) why.take_pile = "error.pile_blocked";
+    else if (S.hand.filter((tile) => !isWild(tile) && tileInfo(tile).rank === rank).length < 2) why.take_pile = "why.noPair";
+    else on.take_pile = true;
+    if (v.joker_button_used) why.joker_button = "why.jokerUsed";
+    else if (v.account_jokers < 1) why.joker_button = "why.noSpareJoker";
+    else if (!legalTypes().has("joker_button")) why.joker_button = "why.noJokerInStock";
+    else on.joker_button = true;
+  } else {
+    on.meld = v.phase === "play";
+    on.discard = true;
+  }
+  return { on, why };
 }
 
 function playing() {
@@ -869,11 +932,11 @@ function renderBoard() {
   $("seat-right").replaceChildren(seatEl(at(3), "right"));
 
   const v = S.view.view;
-  const types = legalTypes();
+  const { on } = moveOptions();
   const canAct = playing() && S.open && !S.busy;
   $("stock-count").textContent = fmtNum(v.stock_size);
   $("stock").setAttribute("aria-label", t("stock.aria", { n: v.stock_size }));
-  $("stock").disabled = !(canAct && types.has("draw"));
+  $("stock").disabled = !(canAct && on.draw);
 
   const pile = v.discard;
   const top = pile.length ? pile[pile.length - 1] : null;
@@ -887,7 +950,7 @@ function renderBoard() {
     $("pile").setAttribute("aria-label", t("pile.ariaEmpty"));
   }
   $("pile-count").textContent = fmtNum(pile.length);
-  $("pile").disabled = !(canAct && types.has("take_pile"));
+  $("pile").disabled = !(canAct && on.take_pile);
 }
 
 function specText(spec) {
@@ -954,6 +1017,10 @@ function meldEl(meld, team, mine) {
         "aria-pressed": targeted ? "true" : "false",
         title: t("meld.targetHint"),
         onclick: () => {
+          if (S.selected.size && moveOptions().on.meld) {
+            meldSelection(meld.rank);
+            return;
+          }
           S.target = S.target === meld.rank ? null : meld.rank;
           renderMelds();
           renderHandArea();
@@ -997,8 +1064,16 @@ function renderMelds() {
   $("melds").replaceChildren(...panels);
 }
 
+function selectedIndices() {
+  return S.hand.map((_, i) => i).filter((i) => S.selected.has(S.ids[i]));
+}
+
 function selectedTiles() {
-  return [...S.selected].sort((a, b) => a - b).map((i) => S.hand[i]);
+  return selectedIndices().map((i) => S.hand[i]);
+}
+
+function selectedIds() {
+  return selectedIndices().map((i) => S.ids[i]);
 }
 
 function renderHandArea() {
@@ -1019,7 +1094,7 @@ function renderHand() {
     return;
   }
   const tiles = S.hand.map((tile, i) => {
-    const selected = S.selected.has(i);
+    const selected = S.selected.has(S.ids[i]);
     const el = tileEl(tile, {
       tag: "button",
       extra: {
@@ -1042,8 +1117,9 @@ function renderHand() {
 }
 
 function toggleTile(i) {
-  if (S.selected.has(i)) S.selected.delete(i);
-  else S.selected.add(i);
+  const id = S.ids[i];
+  if (S.selected.has(id)) S.selected.delete(id);
+  else S.selected.add(id);
   S.newTiles.delete(i);
   renderHandArea();
 }
@@ -1058,17 +1134,28 @@ function clearSelection() {
 function renderActions() {
   if (!S.view) return;
   const types = legalTypes();
+  const { on, why } = moveOptions();
   const canAct = playing() && S.open && !S.busy;
   const buttons = { "act-draw": "draw", "act-take": "take_pile", "act-meld": "meld", "act-discard": "discard", "act-joker": "joker_button" };
   for (const [id, type] of Object.entries(buttons)) {
-    const enabled = canAct && types.has(type);
-    $(id).disabled = !enabled;
-    $(id).dataset.legal = types.has(type) ? "true" : "false";
+    const button = $(id);
+    button.disabled = !(canAct && on[type]);
+    button.dataset.legal = types.has(type) ? "true" : "false";
+    button.dataset.why = why[type] || "";
+    if (why[type]) button.title = t(why[type]);
+    else button.removeAttribute("title");
   }
   $("joker-count").textContent = fmtNum(S.view.view.account_jokers);
-  $("stock").disabled = !(canAct && types.has("draw"));
-  $("pile").disabled = !(canAct && types.has("take_pile"));
+  $("stock").disabled = !(canAct && on.draw);
+  $("pile").disabled = !(canAct && on.take_pile);
   $("actions").classList.toggle("busy", S.busy);
+  let line = $("action-why");
+  if (!line) {
+    line = h("p", { id: "action-why", class: "hint action-why", "data-testid": "action-why", "aria-live": "polite" });
+    $("actions").after(line);
+  }
+  line.textContent = Object.values(why).map((key) => t(key)).join(" ");
+  show(line, Object.keys(why).length > 0);
 }
 
 function renderSuggestions() {
@@ -1138,11 +1225,15 @@ function hintTiles(tiles) {
 // --- building moves from the selection ------------------------------------------------------------------------
 
 /**
- * Meld specs from the selected tiles: naturals grouped by rank; wilds join the
- * single natural rank selected (or the meld tapped as target, or the pile's rank
- * for a pickup); only 2s (and jokers) make the meld of twos.
+ * Meld specs from the selected tiles, one per natural rank (a rank the team has
+ * a meld of extends it). The wilds go where they can stand: the meld tapped as
+ * target takes them all; otherwise each new meld of two naturals (the pile's top
+ * counts for a pickup) gets one, and the rest go to the specs with room left
+ * (naturals outnumber wilds, at most three, MELD-2), then to the first spec,
+ * for the server to judge. Only wilds selected, and a 2 among them: the meld of
+ * twos.
  */
-function buildSpecs(tiles, { pileRank = null, target = null, twos = true } = {}) {
+function buildSpecs(tiles, { pileRank = null, target = null, twos = true, melds = [] } = {}) {
   const byRank = new Map();
   const wilds = [];
   for (const tile of tiles) {
@@ -1153,22 +1244,44 @@ function buildSpecs(tiles, { pileRank = null, target = null, twos = true } = {})
       byRank.get(rank).push(tile);
     }
   }
-  const ranks = [...byRank.keys()];
-  if (pileRank !== null) {
-    if (!byRank.has(pileRank)) return { hint: "hint.selectPair" };
-    byRank.get(pileRank).push(...wilds);
+  if (pileRank !== null && !byRank.has(pileRank)) return { hint: "hint.selectPair" };
+  if (target !== null && wilds.length) {
+    if (!byRank.has(target)) byRank.set(target, []);
+    byRank.get(target).push(...wilds);
+  } else if (wilds.length && !byRank.size) {
+    if (!twos || !wilds.some((tile) => tile !== "JK")) return { hint: "hint.wildsNeedRank" };
+    byRank.set(2, wilds);
   } else if (wilds.length) {
-    if (ranks.length === 1) byRank.get(ranks[0]).push(...wilds);
-    else if (ranks.length === 0) {
-      if (target !== null) byRank.set(target, wilds);
-      else if (twos && wilds.some((tile) => tile !== "JK")) byRank.set(2, wilds);
-      else return { hint: "hint.wildsNeedRank" };
-    } else if (target !== null && byRank.has(target)) byRank.get(target).push(...wilds);
-    else return { hint: "hint.wildsOneRank" };
+    placeWilds(byRank, wilds, pileRank, melds);
   }
   if (!byRank.size) return { hint: pileRank !== null ? "hint.selectPair" : "hint.selectMeld" };
   const specs = [...byRank.entries()].sort((a, b) => a[0] - b[0]).map(([rank, list]) => ({ rank, tiles: list }));
   return { specs };
+}
+
+function placeWilds(byRank, wilds, pileRank, melds) {
+  const existing = new Map(melds.map((m) => [m.rank, m.tiles]));
+  const count = (rank) => {
+    const tiles = [...(existing.get(rank) || []), ...byRank.get(rank)];
+    const wild = tiles.filter((tile) => isWild(tile)).length;
+    return { naturals: tiles.length - wild + (rank === pileRank ? 1 : 0), wild };
+  };
+  const ranks = [...byRank.keys()].sort((a, b) => a - b);
+  const rest = [...wilds];
+  for (const rank of ranks) {
+    const { naturals, wild } = count(rank);
+    if (rest.length && !existing.has(rank) && naturals + wild === 2) byRank.get(rank).push(rest.shift());
+  }
+  while (rest.length) {
+    const room = ranks.filter((rank) => {
+      const { naturals, wild } = count(rank);
+      return wild < Math.min(3, naturals - 1);
+    });
+    if (!room.length) break;
+    room.sort((a, b) => count(b).naturals - count(a).naturals);
+    byRank.get(room[0]).push(rest.shift());
+  }
+  byRank.get(ranks[0]).push(...rest);
 }
 
 function doDraw() {
@@ -1185,21 +1298,27 @@ function doDiscard() {
     showError(t("hint.selectDiscard"));
     return;
   }
-  play({ type: "discard", tile: tiles[0] });
+  play({ type: "discard", tile: tiles[0] }, selectedIds());
 }
 
 function doMeld() {
+  meldSelection(S.target);
+}
+
+/** The selected tiles as one meld action; ``target`` is the rank of a team meld they join. */
+function meldSelection(target) {
   const tiles = selectedTiles();
   if (!tiles.length) {
     showError(t("hint.selectMeld"));
     return;
   }
-  const built = buildSpecs(tiles, { target: S.target, twos: S.view.view.variant === "twos-meld" });
+  const v = S.view.view;
+  const built = buildSpecs(tiles, { target, twos: v.variant === "twos-meld", melds: v.melds[v.team] || [] });
   if (built.hint) {
     showError(t(built.hint));
     return;
   }
-  play({ type: "meld", melds: built.specs });
+  play({ type: "meld", melds: built.specs }, selectedIds());
 }
 
 function doTakePile() {
@@ -1216,12 +1335,12 @@ function doTakePile() {
     showError(errorText("pile_empty"));
     return;
   }
-  const built = buildSpecs(tiles, { pileRank: tileInfo(top).rank, twos: v.variant === "twos-meld" });
+  const built = buildSpecs(tiles, { pileRank: tileInfo(top).rank, twos: v.variant === "twos-meld", melds: v.melds[v.team] || [] });
   if (built.hint) {
     showError(t(built.hint));
     return;
   }
-  play({ type: "take_pile", melds: built.specs });
+  play({ type: "take_pile", melds: built.specs }, selectedIds());
 }
 
 // --- the clock ----------------------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ const en = {
   "meld.canastaClean": "Clean canasta",
   "meld.canastaDirty": "Dirty canasta",
   "meld.aria": "Meld of {rank}: {n} tiles",
-  "meld.targetHint": "Wilds you select go to this meld",
+  "meld.targetHint": "Tap with tiles selected to add them to this meld; selected wilds go to it",
   "meld.wilds": { one: "{n} wild", other: "{n} wilds" },
 
   "tile.aria": "{rank} {colour}",
@@ -168,10 +168,13 @@ const en = {
 
   "hint.selectDiscard": "Select exactly one tile to discard.",
   "hint.selectMeld": "Select the tiles to meld first.",
-  "hint.wildsOneRank": "Wilds can join only one rank: select naturals of a single rank, or tap one of your team's melds.",
   "hint.wildsNeedRank": "Select the natural tiles the wilds go with, or tap one of your team's melds.",
   "hint.selectPair": "Select the pair that matches the top of the pile.",
   "hint.notConnected": "Not connected: wait for the connection to come back.",
+  "why.noPair": "No matching pair for the top tile.",
+  "why.jokerUsed": "Joker button used this round.",
+  "why.noSpareJoker": "No spare joker on your account.",
+  "why.noJokerInStock": "No joker left in the stock.",
 
   "last.draw": "{name} drew a tile.",
   "last.take_pile": "{name} took the pile.",
@@ -362,7 +365,7 @@ const fr = {
   "meld.canastaClean": "Canasta propre",
   "meld.canastaDirty": "Canasta sale",
   "meld.aria": "Combinaison de {rank} : {n} tuiles",
-  "meld.targetHint": "Les frimes sélectionnées iront sur cette combinaison",
+  "meld.targetHint": "Touchez-la avec des tuiles sélectionnées pour les y ajouter ; les frimes sélectionnées y vont",
   "meld.wilds": { one: "{n} frime", other: "{n} frimes" },
 
   "tile.aria": "{rank} {colour}",
@@ -393,10 +396,13 @@ const fr = {
 
   "hint.selectDiscard": "Sélectionnez une seule tuile à défausser.",
   "hint.selectMeld": "Sélectionnez d'abord les tuiles à poser.",
-  "hint.wildsOneRank": "Les frimes ne vont qu'avec une seule valeur : sélectionnez des tuiles naturelles d'une seule valeur, ou touchez une combinaison de votre équipe.",
   "hint.wildsNeedRank": "Sélectionnez les tuiles naturelles qui accompagnent les frimes, ou touchez une combinaison de votre équipe.",
   "hint.selectPair": "Sélectionnez la paire assortie à la tuile du dessus de la défausse.",
   "hint.notConnected": "Non connecté : attendez le retour de la connexion.",
+  "why.noPair": "Aucune paire assortie à la tuile du dessus.",
+  "why.jokerUsed": "Bouton joker déjà utilisé cette manche.",
+  "why.noSpareJoker": "Aucun joker de réserve sur votre compte.",
+  "why.noJokerInStock": "Plus de joker dans la pioche.",
 
   "last.draw": "{name} a pioché une tuile.",
   "last.take_pile": "{name} a pris la défausse.",
@@ -587,7 +593,7 @@ const it = {
   "meld.canastaClean": "Canasta pulita",
   "meld.canastaDirty": "Canasta sporca",
   "meld.aria": "Combinazione di {rank}: {n} tessere",
-  "meld.targetHint": "Le matte selezionate vanno su questa combinazione",
+  "meld.targetHint": "Toccala con tessere selezionate per aggiungerle; le matte selezionate vanno qui",
   "meld.wilds": { one: "{n} matta", other: "{n} matte" },
 
   "tile.aria": "{rank} {colour}",
@@ -618,10 +624,13 @@ const it = {
 
   "hint.selectDiscard": "Seleziona una sola tessera da scartare.",
   "hint.selectMeld": "Seleziona prima le tessere da calare.",
-  "hint.wildsOneRank": "Le matte vanno con un solo valore: seleziona naturali di un solo valore, oppure tocca una combinazione della tua squadra.",
   "hint.wildsNeedRank": "Seleziona le naturali a cui unire le matte, oppure tocca una combinazione della tua squadra.",
   "hint.selectPair": "Seleziona la coppia uguale alla tessera in cima al pozzo.",
   "hint.notConnected": "Non connesso: attendi che la connessione torni.",
+  "why.noPair": "Nessuna coppia uguale alla tessera in cima.",
+  "why.jokerUsed": "Pulsante jolly già usato in questa mano.",
+  "why.noSpareJoker": "Nessun jolly di riserva sul tuo conto.",
+  "why.noJokerInStock": "Nessun jolly rimasto nel tallone.",
 
   "last.draw": "{name} ha pescato una tessera.",
   "last.take_pile": "{name} ha preso il pozzo.",
@@ -812,7 +821,7 @@ const pl = {
   "meld.canastaClean": "Czysta kanasta",
   "meld.canastaDirty": "Brudna kanasta",
   "meld.aria": "Układ {rank}: {n} płytek",
-  "meld.targetHint": "Wybrane dzikie płytki trafią do tego układu",
+  "meld.targetHint": "Dotknij z wybranymi płytkami, aby je dołożyć; wybrane dzikie płytki trafią tutaj",
   "meld.wilds": { one: "{n} dzika", few: "{n} dzikie", many: "{n} dzikich", other: "{n} dzikiej" },
 
   "tile.aria": "{rank} {colour}",
@@ -843,10 +852,13 @@ const pl = {
 
   "hint.selectDiscard": "Wybierz dokładnie jedną płytkę do odrzucenia.",
   "hint.selectMeld": "Najpierw wybierz płytki do wyłożenia.",
-  "hint.wildsOneRank": "Dzikie płytki pasują tylko do jednej wartości: wybierz naturalne płytki jednej wartości albo dotknij układu swojej drużyny.",
   "hint.wildsNeedRank": "Wybierz naturalne płytki, do których dołączą dzikie, albo dotknij układu swojej drużyny.",
   "hint.selectPair": "Wybierz parę pasującą do płytki na wierzchu stosu.",
   "hint.notConnected": "Brak połączenia: poczekaj, aż wróci.",
+  "why.noPair": "Brak pary pasującej do płytki na wierzchu.",
+  "why.jokerUsed": "Przycisk jokera już użyty w tym rozdaniu.",
+  "why.noSpareJoker": "Brak zapasowego jokera na Twoim koncie.",
+  "why.noJokerInStock": "W puli nie ma już jokera.",
 
   "last.draw": "{name}: dobrana płytka.",
   "last.take_pile": "{name}: wzięty stos.",
@@ -1037,7 +1049,7 @@ const hu = {
   "meld.canastaClean": "Tiszta kanaszta",
   "meld.canastaDirty": "Kevert kanaszta",
   "meld.aria": "Kombináció ({rank}): {n} lapka",
-  "meld.targetHint": "A kijelölt vadak ehhez a kombinációhoz kerülnek",
+  "meld.targetHint": "Koppints rá kijelölt lapkákkal, hogy hozzáadd őket; a kijelölt vadak ide kerülnek",
   "meld.wilds": { one: "{n} vad", other: "{n} vad" },
 
   "tile.aria": "{colour} {rank}",
@@ -1068,10 +1080,13 @@ const hu = {
 
   "hint.selectDiscard": "Pontosan egy lapkát jelölj ki eldobásra.",
   "hint.selectMeld": "Előbb jelöld ki a lerakandó lapkákat.",
-  "hint.wildsOneRank": "A vadak csak egy számhoz mehetnek: jelölj ki egyetlen szám natúr lapkáit, vagy koppints a csapatod egyik kombinációjára.",
   "hint.wildsNeedRank": "Jelöld ki a natúr lapkákat, amelyekhez a vadak tartoznak, vagy koppints a csapatod egyik kombinációjára.",
   "hint.selectPair": "Jelöld ki a felső dobott lapkához illő párt.",
   "hint.notConnected": "Nincs kapcsolat: várd meg, amíg helyreáll.",
+  "why.noPair": "Nincs a felső lapkához illő párod.",
+  "why.jokerUsed": "A joker gombot ebben a körben már használtad.",
+  "why.noSpareJoker": "Nincs tartalék joker a fiókodban.",
+  "why.noJokerInStock": "Nem maradt joker a talonban.",
 
   "last.draw": "{name} húzott egy lapkát.",
   "last.take_pile": "{name} felvette a dobott lapkákat.",
@@ -1262,7 +1277,7 @@ const ro = {
   "meld.canastaClean": "Canastă curată",
   "meld.canastaDirty": "Canastă murdară",
   "meld.aria": "Formație de {rank}: {n} piese",
-  "meld.targetHint": "Înlocuitorii selectați merg în această formație",
+  "meld.targetHint": "Atinge-o cu piese selectate ca să le adaugi; înlocuitorii selectați merg aici",
   "meld.wilds": { one: "{n} înlocuitor", few: "{n} înlocuitori", other: "{n} de înlocuitori" },
 
   "tile.aria": "{rank} {colour}",
@@ -1293,10 +1308,13 @@ const ro = {
 
   "hint.selectDiscard": "Selectează exact o piesă de aruncat.",
   "hint.selectMeld": "Selectează întâi piesele de etalat.",
-  "hint.wildsOneRank": "Înlocuitorii merg cu un singur număr: selectează naturale de un singur număr sau atinge o formație a echipei tale.",
   "hint.wildsNeedRank": "Selectează naturalele cu care merg înlocuitorii sau atinge o formație a echipei tale.",
   "hint.selectPair": "Selectează perechea potrivită cu piesa de deasupra șirului.",
   "hint.notConnected": "Nu ești conectat: așteaptă revenirea conexiunii.",
+  "why.noPair": "Nicio pereche potrivită cu piesa de deasupra.",
+  "why.jokerUsed": "Butonul joker a fost folosit în această rundă.",
+  "why.noSpareJoker": "Niciun joker de rezervă în contul tău.",
+  "why.noJokerInStock": "Nu mai e niciun joker în teanc.",
 
   "last.draw": "{name} a tras o piesă.",
   "last.take_pile": "{name} a preluat șirul.",

@@ -29,6 +29,8 @@ class TableRecord:
     status: Status = "playing"
     round: int = 0
     totals: tuple[int, int] = (0, 0)
+    tie_break: bool = False
+    """The round being played was added because the totals were tied (MATCH-2)."""
     state: str | None = None
     """The round's state as ``shared_engine.dumps`` wrote it; never sent to a client."""
     connections: dict[int, str | None] = field(default_factory=lambda: dict.fromkeys(SEATS))

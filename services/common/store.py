@@ -152,6 +152,7 @@ class GameStore:
             "#round": n(new.round),
             "totals_a": n(new.totals[0]),
             "totals_b": n(new.totals[1]),
+            "tie_break": n(int(new.tie_break)),
             "turn_started": n(new.turn_started),
             "updated_at": n(new.updated_at),
         }
@@ -341,6 +342,7 @@ def _table_to_item(table: TableRecord) -> dict[str, Any]:
         "round": n(table.round),
         "totals_a": n(table.totals[0]),
         "totals_b": n(table.totals[1]),
+        "tie_break": n(int(table.tie_break)),
         "turn_started": n(table.turn_started),
         "updated_at": n(table.updated_at),
     }
@@ -369,6 +371,7 @@ def _table_from_item(item: dict[str, Any]) -> TableRecord:
         status=item["status"]["S"],
         round=int(item["round"]["N"]),
         totals=(int(item["totals_a"]["N"]), int(item["totals_b"]["N"])),
+        tie_break=item.get("tie_break", {"N": "0"})["N"] == "1",
         state=item["state"]["S"] if "state" in item else None,
         connections={
             seat: item[_conn_attr(seat)]["S"] if _conn_attr(seat) in item else None

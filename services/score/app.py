@@ -68,7 +68,7 @@ class ScoreService:
             return
         scores = score_round(state)
         totals = (table.totals[0] + scores[0].total, table.totals[1] + scores[1].total)
-        decision = decide_after_round(table.mode, totals, table.round)
+        decision = decide_after_round(table.mode, totals, table.round, tie_break=table.tie_break)
         nxt: Literal["round", "tie_break", "end"] = (
             "end" if decision.ended else "tie_break" if decision.tie_break else "round"
         )
@@ -116,6 +116,7 @@ class ScoreService:
             ]
         new = table.evolve(
             totals=totals,
+            tie_break=decision.tie_break,
             status="finished" if decision.ended else "aborted" if abandoned else "playing",
             version=table.version + 1,
             turn_deadline=None,

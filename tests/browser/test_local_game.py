@@ -349,6 +349,60 @@ def arrange(state: RoundState, seat: int) -> tuple[RoundState, int, str]:
     return arranged, rank, other
 
 
+def _kind(tile: str) -> str:
+    return "JK" if tile == "JK" else str(_rank(tile))
+
+
+def gather(
+    state: RoundState, seat: int, wants: dict[str, int], top: str | None = None
+) -> RoundState:
+    """The position with ``seat`` holding exactly ``wants[kind]`` tiles of each kind (a rank
+    as a string, or ``JK``), and, with ``top``, a tile of that rank on the discard pile.
+
+    As in ``arrange``: tiles are swapped one for one with the stock (or another hand),
+    never a bonus three into a hand, so sizes and the 106 tiles stay as they were.
+    """
+    raw = to_json(state)
+    hands = {int(key): list(tiles) for key, tiles in raw["hands"].items()}
+    mine = hands[seat]
+    pools: list[list[str]] = [raw["stock"], *(hands[s] for s in (1, 2, 3, 4) if s != seat)]
+
+    def take(wanted: Any) -> tuple[list[str], int]:
+        for pool in pools:
+            for index, tile in enumerate(pool):
+                if tile not in BONUS_THREES and wanted(tile):
+                    return pool, index
+        pytest.fail(f"no tile to swap in for seat {seat}: {raw}")
+
+    while True:
+        held = Counter(_kind(t) for t in mine)
+        over = [k for k, n in held.items() if n > wants.get(k, n)]
+        under = [k for k, n in wants.items() if held[k] < n]
+        if not over and not under:
+            break
+        spare = over or [k for k in held if k not in wants]
+        give = next(t for t in mine if _kind(t) in (spare if under else over[:1]))
+        wanted = under[:1] if under else None
+        pool, index = take(lambda t, w=wanted: _kind(t) in w if w else _kind(t) not in wants)
+        mine[mine.index(give)], pool[index] = pool[index], give
+    if top is not None:
+        pool, index = take(lambda t: t != "JK" and _kind(t) == top)
+        raw["discard"][-1], pool[index] = pool[index], raw["discard"][-1]
+    raw["hands"] = {str(s): tiles for s, tiles in hands.items()}
+    gathered = from_json(raw)
+    assert _all_tiles(gathered) == _all_tiles(state)
+    assert [len(h) for h in gathered.hands] == [len(h) for h in state.hands]
+    return gathered
+
+
+def free_ranks(state: RoundState, seat: int, needed: int) -> list[int]:
+    """Natural ranks the seat's team has no meld of, with ``needed`` tiles outside melds."""
+    raw = to_json(state)
+    loose = Counter(_kind(t) for group in [*raw["hands"].values(), raw["stock"]] for t in group)
+    team = team_of(seat)
+    return [r for r in NATURAL_RANKS if not state.melds[team][r] and loose[str(r)] >= needed]
+
+
 # --- the test ----------------------------------------------------------------------
 
 
@@ -512,22 +566,118 @@ class Player:
             else:
                 self.discard()
 
-    def arrange_and_sync(self) -> tuple[int, str, list[str]]:
-        """Three tiles of one rank in the hand, written to the server, seen by the page."""
-        version, state = self.games.read(self.table_id)
-        assert (state.turn, state.phase) == (self.seat, "play"), (state.turn, state.phase)
-        arranged, rank, other = arrange(state, self.seat)
-        version = self.games.write_state(self.table_id, version, arranged)
+    def rewrite(self, version: int, state: RoundState) -> int:
+        """The arranged position written to the server, and the page told to sync."""
+        version = self.games.write_state(self.table_id, version, state)
         assert self.upstream, "the page's WebSocket was not routed"
         self.upstream[-1].send(json.dumps({"action": "sync"}))
         self.page.wait_for_function(
             "v => Number(document.getElementById('table-screen').dataset.version) === v",
             arg=version,
         )
+        return version
+
+    def pick(self, *tiles: str) -> None:
+        """Select these tiles in the hand, one tile each (of two identical, the next one)."""
+        self.rest_pointer()
+        if self.page.is_visible('[data-testid="clear-selection"]'):
+            self.page.click('[data-testid="clear-selection"]')
+        for tile in tiles:
+            self.page.locator(
+                f'[data-testid="hand-tile"][data-tile="{tile}"]:not(.selected)'
+            ).first.click()
+
+    def arrange_and_sync(self) -> tuple[int, str, list[str]]:
+        """Three tiles of one rank in the hand, written to the server, seen by the page."""
+        version, state = self.games.read(self.table_id)
+        assert (state.turn, state.phase) == (self.seat, "play"), (state.turn, state.phase)
+        arranged, rank, other = arrange(state, self.seat)
+        self.rewrite(version, arranged)
         _, _, hand = self.agree_with_server("arranged")
         assert sum(1 for tile in hand if tile != "JK" and _rank(tile) == rank) == 3, hand
         assert self.page.is_enabled('[data-testid="meld-button"]'), seen(self.page, "no-meld")
         return rank, other, hand
+
+    def keep_partner_from_opening(self) -> None:
+        """Before the partner's first turn, its hand holds no wild and no two naturals of a
+        rank (one of each natural rank, the rest blocking threes): whatever it draws, it
+        cannot meld or take the pile, so this seat's first meld is the team's opening.
+        The local table seats the player first (seat 1, who opens the round with a
+        discard), so this turn comes before the partner's."""
+        if self.my_turn() != "first_discard":
+            return
+        version, state = self.games.read(self.table_id)
+        partner = (self.seat + 1) % 4 + 1
+        size = len(state.hands[partner - 1])
+        wants = {str(r): 1 for r in NATURAL_RANKS} | {"2": 0, "JK": 0, "3": size - 11}
+        # A joker kept in this hand for the opening, while no meld can take one yet.
+        with_joker = gather(state, self.seat, {"JK": 1})
+        self.rewrite(version, gather(with_joker, partner, wants))
+        self.page.wait_for_function(MY_TURN_JS)
+
+    def two_melds_by_hand(self) -> None:
+        """OPEN-1: two new melds at once, one of them with a joker, selected tile by tile.
+
+        Nothing is suggested for this exact move; the page sends what was selected.
+        The team opens with it unless the partner opened earlier in the round.
+        """
+        version, state = self.games.read(self.table_id)
+        assert (state.turn, state.phase) == (self.seat, "play"), (state.turn, state.phase)
+        team = team_of(self.seat)
+        assert not state.opened[team], "the partner opened first"
+        low, high = free_ranks(state, self.seat, 3)[:2]
+        version = self.rewrite(
+            version, gather(state, self.seat, {str(low): 2, "JK": 1, str(high): 3})
+        )
+        _, _, hand = self.agree_with_server("two-melds")
+        by_rank = {r: [t for t in hand if t != "JK" and _rank(t) == r] for r in (low, high)}
+        self.pick(*by_rank[low], "JK", *by_rank[high])
+        self.page.click('[data-testid="meld-button"]')
+        self.rest_pointer()
+        self.after(version)
+        _, after, melded = self.agree_with_server("two-melds-laid")
+        assert names(after.melds[team][low]) == sorted(["JK", *by_rank[low]], key=parse_tile)
+        assert sorted(names(after.melds[team][high])) == sorted(by_rank[high])
+        assert len(melded) == len(hand) - 6 and after.opened[team], "OPEN-1: the team opened"
+        for r in (low, high):
+            size = self.page.get_attribute(f'[data-testid="meld-{TEAMS[team]}-{r}"]', "data-size")
+            assert size == "3", seen(self.page, "two-melds")
+        opened = self.page.get_attribute(f'[data-testid="opening-{TEAMS[team]}"]', "data-opened")
+        assert opened == "true", seen(self.page, "two-melds-opened")
+
+    def pickup_with_two_of_three(self) -> None:
+        """PILE-1: three naturals of the top's rank held, the pile taken with two of them."""
+        version, state = self.games.read(self.table_id)
+        assert (state.turn, state.phase) == (self.seat, "draw"), (state.turn, state.phase)
+        assert state.discard, "no pile to take"
+        team = team_of(self.seat)
+        rank = next(r for r in free_ranks(state, self.seat, 4) if state.opened[team] or r == 1)
+        version = self.rewrite(version, gather(state, self.seat, {str(rank): 3}, top=str(rank)))
+        _, arranged, hand = self.agree_with_server("pickup")
+        pair = [t for t in hand if t != "JK" and _rank(t) == rank][:2]
+        self.pick(*pair)
+        assert self.page.is_enabled('[data-testid="take-pile-button"]'), seen(self.page, "take")
+        self.page.click('[data-testid="take-pile-button"]')
+        self.rest_pointer()
+        self.after(version)
+        _, after, taken = self.agree_with_server("pickup-taken")
+        assert len(after.melds[team][rank]) == 3, names(after.melds[team][rank])
+        assert sum(1 for t in taken if t != "JK" and _rank(t) == rank) == 1, taken
+        assert len(taken) == len(hand) - 2 + len(arranged.discard) - 1
+        assert after.discard == ()
+
+    def play_until_draw_phase(self, label: str, seconds: float) -> bool:
+        """Discard on each of this seat's turns until it is to draw; False if the round ended."""
+        deadline = time.monotonic() + seconds
+        while True:
+            assert time.monotonic() < deadline, f"no draw phase; {seen(self.page, label)}"
+            phase = self.my_turn()
+            if phase == "round_over":
+                return False
+            self.agree_with_server(f"{label}-{phase}")
+            if phase == "draw":
+                return True
+            self.discard()
 
     def refused_meld(self, rank: int, other: str, hand: list[str]) -> None:
         """One tile of the rank and a natural of another: a two-tile meld, refused in words.
@@ -608,13 +758,18 @@ def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
         try:
             player.route_socket(context)
             player.sit_down()
+            player.keep_partner_from_opening()
             started = player.play_until_play_phase("first", 90)
             assert started, f"the round ended before a turn to play; {seen(page, 'first')}"
+            player.two_melds_by_hand()
             rank, other, hand = player.arrange_and_sync()
             player.refused_meld(rank, other, hand)
             player.suggested_meld(rank, hand)
             player.discard()
             player.switch_language()
+            assert player.play_until_draw_phase("pickup", 60), "the round ended first"
+            player.pickup_with_two_of_three()
+            player.discard()
             # Another turn from the rearranged position: the bots played on from it (unless
             # they went out first: a one-round table may end early).
             if player.play_until_play_phase("second", 60):

@@ -391,21 +391,82 @@ def test_moves_built_from_the_selection(open_client: Callable[..., Any], server:
 
     pick("7R", "7B", "JK")
     page.click('[data-testid="meld-button"]')
-    pick("9R", "7Y", "2Y")  # wilds with two ranks: explained locally, nothing sent
+    pick("9R", "9K", "7R", "7Y", "7B", "2Y", "JK")  # two new melds with wilds, at once
     page.click('[data-testid="meld-button"]')
-    assert "Wilds can join only one rank" in page.inner_text('[data-testid="error-text"]')
     pick("2Y", "JK")  # only wilds: the meld of twos
     page.click('[data-testid="meld-button"]')
     pick("9K")
     page.click('[data-testid="discard-button"]')
     page.locator('[data-testid="suggestion"]').first.click()
     page.wait_for_timeout(200)
+    pick("2Y")  # then a tap on the team's meld of 8s: the 2 extends it
+    page.click('[data-testid="meld-A-8"]')
+    page.wait_for_timeout(200)
     moves = [m["move"] for m in server.actions("play")]
     assert all(m["table_id"] == "t1" and m["version"] == 3 for m in server.actions("play"))
     assert moves[0] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7B", "JK"]}]}
-    assert moves[1] == {"type": "meld", "melds": [{"rank": 2, "tiles": ["2Y", "JK"]}]}
-    assert moves[2] == {"type": "discard", "tile": "9K"}
-    assert moves[3] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]}
+    assert moves[1] == {
+        "type": "meld",
+        "melds": [
+            {"rank": 7, "tiles": ["7R", "7Y", "7B", "JK"]},
+            {"rank": 9, "tiles": ["9R", "9K", "2Y"]},
+        ],
+    }
+    assert moves[2] == {"type": "meld", "melds": [{"rank": 2, "tiles": ["2Y", "JK"]}]}
+    assert moves[3] == {"type": "discard", "tile": "9K"}
+    assert moves[4] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]}
+    assert moves[5] == {"type": "meld", "melds": [{"rank": 8, "tiles": ["2Y"]}]}
+
+
+@pytest.mark.parametrize("move", ["discard", "meld"])
+def test_the_other_of_two_identical_tiles_is_not_left_selected(
+    open_client: Callable[..., Any], server: Server, move: str
+) -> None:
+    """Two 7Rs are two tiles: the one melded or discarded leaves, the other stays unselected."""
+    page = open_client()
+    after = {"discard": ["7R", "7Y", "7B", "9K"], "meld": ["7R", "9K"]}[move]
+
+    def answer(server: Server, message: dict[str, Any]) -> None:
+        if message.get("action") == "play":
+            server.push(view(version=4, view={"hand": after, "legal_actions": []}))
+
+    server.on_message = answer
+    at_table(page, server, view(view={"hand": ["7R", "7R", "7Y", "7B", "9K"]}))
+    tiles = ["7R"] if move == "discard" else ["7R", "7Y", "7B"]
+    for tile in tiles:
+        page.locator(f'[data-testid="hand-tile"][data-tile="{tile}"]:not(.selected)').first.click()
+    page.click(f'[data-testid="{move}-button"]')
+    page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '4'")
+    assert page.locator('[data-testid="hand-tile"].selected').count() == 0
+    assert page.locator('[data-testid="hand-tile"][data-tile="7R"]').count() == 1
+
+
+def test_disabled_buttons_say_why(open_client: Callable[..., Any], server: Server) -> None:
+    """A button is off only for a reason the page can see, and it says so."""
+    page = open_client()
+    draw = [{"type": "draw"}]
+    phase = {"phase": "draw", "legal_actions": draw}
+    at_table(page, server, view(view={**phase, "discard": ["11B"], "joker_button_used": True}))
+    take, joker = '[data-testid="take-pile-button"]', '[data-testid="joker-button"]'
+    assert page.is_disabled(take) and page.is_disabled(joker)
+    assert page.get_attribute(take, "title") == "No matching pair for the top tile."
+    assert page.get_attribute(joker, "title") == "Joker button used this round."
+    why = page.inner_text('[data-testid="action-why"]')
+    assert "No matching pair for the top tile." in why and "Joker button used" in why
+    server.push(view(version=4, view={**phase, "discard": ["11B"], "account_jokers": 0}))
+    page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '4'")
+    assert page.get_attribute(joker, "title") == "No spare joker on your account."
+    # A pair of the top's rank is held though no pickup is suggested: the button is on,
+    # the pickup is sent, and the server judges it.
+    server.push(view(version=5, view={**phase, "discard": ["11B", "9B"]}))
+    page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '5'")
+    assert page.is_enabled(take) and page.get_attribute(take, "title") is None
+    page.locator('[data-testid="hand-tile"][data-tile="9R"]').click()
+    page.locator('[data-testid="hand-tile"][data-tile="9K"]').click()
+    page.click(take)
+    page.wait_for_timeout(100)
+    moves = [m["move"] for m in server.actions("play")]
+    assert moves == [{"type": "take_pile", "melds": [{"rank": 9, "tiles": ["9R", "9K"]}]}]
 
 
 def test_take_pile_and_draw(open_client: Callable[..., Any], server: Server) -> None:

@@ -120,8 +120,8 @@ def _malformed(action: object) -> bool:
 
 
 def stock_exhausted(stock: tuple[int, ...]) -> bool:
-    """STOCK-1 as ruled: no ordinary tile left (empty, or only bonus threes)."""
-    return all(t in BONUS_THREES for t in stock)
+    """STOCK-1, STOCK-2: the stock's last tile is drawn; bonus threes left still count."""
+    return not stock
 
 
 def _phase_error(state: RoundState, action: Action) -> str | None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import event, given, settings
 
-from shared_engine import RoundState, player_view, score_round
+from shared_engine import Discard, Draw, RoundState, player_view, score_round
 
 from ._model import (
     BONUS_THREES,
@@ -68,25 +69,36 @@ def test_round_scores_add_up_as_the_rules_say(params: RoundParams) -> None:
 
 @settings(max_examples=examples(40))
 @given(round_params)
-def test_the_round_ends_with_the_last_ordinary_tile(params: RoundParams) -> None:
-    """STOCK-1/2 as ruled: with the stock's bonus threes dealt last, the player who draws the
-    last ordinary tile finishes the turn and the round ends; the threes left in the stock
-    score nothing."""
+def test_bonus_threes_last_in_the_stock_are_drawn_and_end_the_round(params: RoundParams) -> None:
+    """STOCK-1/2 as ruled: with the stock's bonus threes dealt last, play goes on after the
+    last ordinary tile; the draw that reaches the stock's last tile, a bonus three, exposes
+    it for the drawer's team and ends the round at once, without a discard."""
     start = params.start()
     threes = [t for t in start.stock if t in BONUS_THREES]
     state = start.copy()
     state.stock = (*(t for t in start.stock if t not in BONUS_THREES), *threes)
     state.hands = start.hands  # the same deal; only the stock order differs
     rng = random.Random(params.choices)
+    last = None
     for step in play_from(state, rng, params.eagerness):
         expected = model_apply(step.state, step.seat, step.action)
         assert isinstance(expected, RoundState)
         assert normal(step.after) == normal(expected)
-        state = step.after
+        state, last = step.after, step
     event(f"{len(threes)} bonus three(s) dealt last in the stock")
     if state.went_out is None:
-        assert list(state.stock) == threes, "the round ended before the last ordinary tile"
+        assert state.stock == (), "the round ended before the stock's last tile was drawn"
+        assert last is not None
+        assert isinstance(last.action, Draw if threes else Discard)
+        exposed = Counter([*state.bonus_threes[0], *state.bonus_threes[1]])
+        assert not Counter(threes) - exposed, "every bonus three left in the stock is drawn"
         assert [s.as_dict()["bonus_threes"] for s in score_round(state)] == [
             100 * (1 if state.opened[team] else -1) * len(state.bonus_threes[team])
             for team in (0, 1)
         ]
+        if threes:
+            drawer = team_of(last.seat)
+            assert state.bonus_threes[drawer][-1] == threes[-1], "exposed for the drawer's team"
+            assert state.turn == last.seat and len(state.hands[last.seat - 1]) == len(
+                last.state.hands[last.seat - 1]
+            ), "no replacement, no discard"

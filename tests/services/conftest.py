@@ -135,6 +135,7 @@ def put_table(
     totals: tuple[int, int] = (0, 0),
     status: str = "playing",
     now: float = 1_800_000_000.0,
+    tie_break: bool = False,
 ) -> TableRecord:
     """Write a table item as the deal service would have left it."""
     table = TableRecord(
@@ -147,6 +148,7 @@ def put_table(
         status=status,  # type: ignore[arg-type]
         round=round_number,
         totals=totals,
+        tie_break=tie_break,
         state=dumps(state) if state is not None else None,
         connections=connections if connections is not None else {s: f"c{s}" for s in SEATS},
         turn_started=version,

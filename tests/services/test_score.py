@@ -129,6 +129,44 @@ def test_a_tie_when_a_winner_is_due_adds_a_round(score: ScoreService, store: Gam
     assert events[0]["detail"]["next"] == "tie_break"
 
 
+def test_to_10000_tie_over_the_target_is_kept_as_a_tie_break(
+    score: ScoreService, store: GameStore
+) -> None:
+    """MATCH-2: the next round is recorded as a tie-break round."""
+    put_table(
+        store, "t1", tied_round(), mode=MatchMode.TO_10000, version=9, totals=(10_005, 10_005)
+    )
+    score.round_ended(_ended())
+    table = store.get_table("t1")
+    assert table is not None and table.status == "playing" and table.tie_break
+
+
+def test_to_10000_tie_break_ends_the_match_below_the_target(
+    score: ScoreService, store: GameStore
+) -> None:
+    """MATCH-2 decision: a tie-break round that breaks the tie ends the match below 10,000."""
+    state = finished_round()
+    a, b = score_round(state)
+    if a.total == b.total:
+        pytest.skip("this seed ties")
+    put_table(
+        store,
+        "t1",
+        state,
+        mode=MatchMode.TO_10000,
+        version=60,
+        totals=(5_000, 5_000),
+        tie_break=True,
+    )
+    score.round_ended(_ended())
+    table = store.get_table("t1")
+    assert table is not None and table.status == "finished" and not table.tie_break
+    assert max(table.totals) < 10_000
+    item = store.get_item("t1", "SCORE#0001")
+    assert item is not None
+    assert [e["detail-type"] for e in outbox(item)] == ["RoundScored", "MatchEnded"]
+
+
 @pytest.mark.parametrize("round_number", [2, 3])
 def test_round_ended_of_another_round_is_ignored(
     score: ScoreService, store: GameStore, round_number: int

@@ -120,6 +120,24 @@ def test_to_10000_tie_over_the_target_adds_a_round_match_2() -> None:
     assert decide_after_round(MatchMode.TO_10000, (10_500, 10_500), 6) == TIE_BREAK
 
 
+def test_to_10000_tie_break_that_breaks_the_tie_ends_below_the_target_match_2() -> None:
+    """MATCH-2 decision: the tie-break round ends the match once the totals differ."""
+    mode = MatchMode.TO_10000
+    assert decide_after_round(mode, (9_800, 9_650), 7, tie_break=True) == won_by(0)
+    assert decide_after_round(mode, (-200, 300), 7, tie_break=True) == won_by(1)
+    assert decide_after_round(mode, (9_800, 9_800), 7, tie_break=True) == TIE_BREAK
+    assert decide_after_round(mode, (9_800, 9_650), 7) == CONTINUE
+
+
+@pytest.mark.parametrize("mode", ["to_10000", "arena", "one_round", 3, None])
+def test_match_functions_refuse_anything_but_a_match_mode(mode: object) -> None:
+    """A plain string equals a member of the StrEnum; it must be refused, not misread."""
+    with pytest.raises(TypeError, match="MatchMode"):
+        decide_after_round(mode, (10_500, 100), 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MatchMode"):
+        account_rewards(mode, 0, 3, stake=500)  # type: ignore[arg-type]
+
+
 # --- rewards ------------------------------------------------------------------
 
 
