@@ -161,8 +161,9 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         queue="deal",
         tables={
             constants.GAMES: (GET, PUT, UPDATE),
-            # Seats the table's players (PresenceStore.seat_player).
-            constants.PLAYERS: (UPDATE,),
+            # Reads each player's guard item (where they are) and seats the table's
+            # players (PresenceStore.get_player, PresenceStore.seat_player).
+            constants.PLAYERS: (GET, UPDATE),
             # Each player's spare jokers for the deal (Ledger.balance).
             constants.LEDGER: (GET,),
         },

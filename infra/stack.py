@@ -39,6 +39,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra import policies
 from infra.assets import PLACEHOLDER, Assets
 from infra.config import Config
 from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
@@ -611,37 +612,16 @@ class CanastaStack(Stack):
 
     def _grant(self, function: lambda_.Function, role: iam.Role, spec: FunctionSpec) -> None:
         """Exactly what the spec says the function does, on this stage's resources only."""
-        for table_spec, actions in spec.tables.items():
+        for grant in policies.grants(spec):
             role.add_to_policy(
                 iam.PolicyStatement(
-                    actions=list(actions), resources=[self.tables[table_spec].table_arn]
+                    actions=list(grant.actions),
+                    resources=[self.resource_arn(grant.resource)],
+                    conditions=dict(grant.conditions) or None,
                 )
             )
-        if spec.publishes:
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]
-                )
-            )
-        if spec.reads_token_secret:
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["secretsmanager:GetSecretValue"],
-                    resources=[self.token_secret.secret_arn],
-                )
-            )
-        if spec.starts_tickets:
-            self.state_machine.grant_start_execution(role)
-        if spec.answers_tickets:
-            # SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat on this state machine.
-            self.state_machine.grant_task_response(role)
         wildcards: list[tuple[str, str]] = []
         if spec.pushes:
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["execute-api:ManageConnections"], resources=[self.connections_arn]
-                )
-            )
             wildcards.append(
                 (
                     f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
@@ -653,26 +633,6 @@ class CanastaStack(Stack):
             )
         if spec.schedules_timers:
             group = self.config.name(constants.SCHEDULE_GROUP)
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["scheduler:CreateSchedule"],
-                    resources=[
-                        self.format_arn(
-                            service="scheduler",
-                            resource="schedule",
-                            resource_name=f"{group}/*",
-                            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-                        )
-                    ],
-                )
-            )
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["iam:PassRole"],
-                    resources=[self.scheduler_role.role_arn],
-                    conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
-                )
-            )
             wildcards.append(
                 (
                     f"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
@@ -712,6 +672,29 @@ class CanastaStack(Stack):
             reasons.setdefault(finding, []).append(reason)
         for finding, texts in reasons.items():
             acknowledge(role, f"AwsSolutions-IAM5[{finding}]", " ".join(texts))
+
+    def resource_arn(self, resource: policies.Resource) -> str:
+        """The ARN (a CloudFormation reference) of a resource a grant names."""
+        kind = resource.kind
+        if kind is policies.Kind.TABLE:
+            assert resource.table is not None
+            return self.tables[resource.table].table_arn
+        if kind is policies.Kind.BUS:
+            return self.bus.event_bus_arn
+        if kind is policies.Kind.TOKEN_SECRET:
+            return self.token_secret.secret_arn
+        if kind is policies.Kind.STATE_MACHINE:
+            return self.state_machine.state_machine_arn
+        if kind is policies.Kind.CONNECTIONS:
+            return self.connections_arn
+        if kind is policies.Kind.SCHEDULES:
+            return self.format_arn(
+                service="scheduler",
+                resource="schedule",
+                resource_name=f"{self.config.name(constants.SCHEDULE_GROUP)}/*",
+                arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+            )
+        return self.scheduler_role.role_arn
 
     def _invoke_policy(self, key: str, function: lambda_.Function) -> None:
         """What another mode's role attaches to call this function (lambda:InvokeFunction)."""

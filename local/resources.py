@@ -25,16 +25,21 @@ class LocalResources:
     state_machine_arn: str
 
 
-def create_resources(settings: Settings, client: Any) -> LocalResources:
-    """Create tables, bus, rules, queues and the schedule group; ``client(name)`` builds clients."""
-    dynamodb = client("dynamodb")
-    names = {
+def table_names(settings: Settings) -> dict[str, str]:
+    """``TableSpec.name`` → the table's name in these settings."""
+    return {
         constants.GAMES.name: settings.games_table,
         constants.CONNECTIONS.name: settings.connections_table,
         constants.PLAYERS.name: settings.players_table,
         constants.LEDGER.name: settings.ledger_table,
         constants.MATCHMAKING.name: settings.matchmaking_table,
     }
+
+
+def create_resources(settings: Settings, client: Any) -> LocalResources:
+    """Create tables, bus, rules, queues and the schedule group; ``client(name)`` builds clients."""
+    dynamodb = client("dynamodb")
+    names = table_names(settings)
     for spec in constants.TABLES:
         dynamodb.create_table(**constants.create_table_request(spec, names[spec.name]))
     stream_arn = dynamodb.describe_table(TableName=settings.games_table)["Table"]["LatestStreamArn"]

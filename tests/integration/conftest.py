@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from local.aws import LocalAws, reset, start_moto
+from local.iam import EVERY_USE
 from tests.integration.harness import SECRET, Harness, Inbox
+
+
+@pytest.fixture(scope="session", autouse=True)
+def iam_uses() -> Iterator[None]:
+    """With CANASTA_IAM_USES=<file>: write every (function, action, resource) the tier used."""
+    yield
+    path = os.environ.get("CANASTA_IAM_USES")
+    if path:
+        Path(path).write_text("".join(f"{f}\t{a}\t{r}\n" for f, a, r in sorted(EVERY_USE)))
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +42,8 @@ def harness(moto_url: str) -> Iterator[Harness]:
         # Every delivery the platform made must have succeeded: a handler that
         # reported a failed record (and would be retried forever) fails the test.
         assert aws.dispatcher.errors == [], aws.dispatcher.errors
+        # Every call a handler made was allowed by its function's role (local/iam.py).
+        aws.iam.assert_none_denied()
     finally:
         aws.close()
         os.environ.clear()

@@ -30,6 +30,7 @@ def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
         running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]
         assert running == [], f"executions still running at the end: {running}"
         assert aws.dispatcher.errors == [], aws.dispatcher.errors
+        aws.iam.assert_none_denied()
     finally:
         stop_running(harness)
         aws.close()

@@ -65,6 +65,7 @@ def fresh_stack(moto_url: str, **env: str) -> Iterator[Harness]:
     aws = LocalAws(moto_url, inbox.deliver, SECRET, turn_seconds=TURN_SECONDS)
     try:
         yield Harness(aws, inbox)
+        aws.iam.assert_none_denied()
     finally:
         aws.close()
         os.environ.clear()
