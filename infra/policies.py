@@ -30,6 +30,7 @@ class Kind(Enum):
     SCHEDULES = "schedules"
     """Every schedule of the stage's turn-timer group (``schedule/<group>/*``)."""
     SCHEDULER_ROLE = "scheduler-role"
+    TIMER_QUEUE = "timer-queue"
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ def grants(spec: FunctionSpec) -> list[Grant]:
     if spec.pushes:
         found.append(Grant(("execute-api:ManageConnections",), Resource(Kind.CONNECTIONS)))
     if spec.schedules_timers:
+        # Near deadlines are delayed messages, far ones schedules (DeadlineTurnTimers).
+        found.append(Grant(("sqs:SendMessage",), Resource(Kind.TIMER_QUEUE)))
         found.append(Grant(("scheduler:CreateSchedule",), Resource(Kind.SCHEDULES)))
         found.append(
             Grant(

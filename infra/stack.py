@@ -537,6 +537,7 @@ class CanastaStack(Stack):
         if spec.schedules_timers:
             env.update(
                 {
+                    "CANASTA_TIMER_QUEUE_URL": self.timer_queue.queue_url,
                     "CANASTA_TIMER_QUEUE_ARN": self.timer_queue.queue_arn,
                     "CANASTA_SCHEDULER_ROLE_ARN": self.scheduler_role.role_arn,
                     "CANASTA_SCHEDULE_GROUP": self.config.name(constants.SCHEDULE_GROUP),
@@ -687,6 +688,8 @@ class CanastaStack(Stack):
             return self.state_machine.state_machine_arn
         if kind is policies.Kind.CONNECTIONS:
             return self.connections_arn
+        if kind is policies.Kind.TIMER_QUEUE:
+            return self.timer_queue.queue_arn
         if kind is policies.Kind.SCHEDULES:
             return self.format_arn(
                 service="scheduler",

@@ -138,8 +138,11 @@ class LocalAws:
         deliver: Deliver,
         token_secret: str,
         turn_seconds: int = 60,
+        *,
         functions: Mapping[str, FunctionSpec] = FUNCTIONS,
+        timing: Mapping[str, Any] | None = None,
     ) -> None:
+        """``timing``: the dispatcher's ``clock`` and ``within_minute`` (tests of timers)."""
         self.moto_url = moto_url
         self.endpoint = ConnectionsEndpoint(deliver).start()
         self.environment = base_environment(moto_url, self.endpoint.url, token_secret)
@@ -149,6 +152,7 @@ class LocalAws:
         _post(f"{moto_url}/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
         self.resources: LocalResources = create_resources(self.settings, self.client)
         timers = {
+            "CANASTA_TIMER_QUEUE_URL": self.resources.queues["timers"],
             "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
             "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
             "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,
@@ -167,6 +171,7 @@ class LocalAws:
             stream_arn=self.resources.stream_arn,
             schedule_group=self.settings.schedule_group,
             timer_queue_url=self.resources.queues["timers"],
+            **(timing or {}),
         )
 
     def _arns(self) -> LocalArns:
@@ -178,6 +183,7 @@ class LocalAws:
             schedule_group=settings.schedule_group,
             state_machine=self.resources.state_machine_arn,
             scheduler_role=self.resources.scheduler_role_arn,
+            timer_queue=self.resources.timer_queue_arn,
         )
 
     def client(self, service: str) -> Any:

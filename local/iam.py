@@ -111,6 +111,7 @@ class LocalArns:
     schedule_group: str
     state_machine: str
     scheduler_role: str
+    timer_queue: str
 
     def _arn(self, service: str, resource: str) -> str:
         return f"arn:{PARTITION}:{service}:{self.region}:{ACCOUNT}:{resource}"
@@ -126,6 +127,11 @@ class LocalArns:
 
     def schedule(self, group: str, name: str) -> str:
         return self._arn("scheduler", f"schedule/{group}/{name}")
+
+    def queue(self, url: str) -> str:
+        """A queue's ARN from its URL (``.../<account>/<name>``)."""
+        account, name = url.rstrip("/").split("/")[-2:]
+        return f"arn:{PARTITION}:sqs:{self.region}:{account}:{name}"
 
     def secret(self, secret_id: str) -> str:
         return secret_id if secret_id.startswith("arn:") else self._arn("secretsmanager", secret_id)
@@ -143,6 +149,8 @@ class LocalArns:
             return self.state_machine
         if kind is Kind.CONNECTIONS:
             return self.connection("*")
+        if kind is Kind.TIMER_QUEUE:
+            return self.timer_queue
         if kind is Kind.SCHEDULES:
             return self.schedule(self.schedule_group, "*")
         return self.scheduler_role
@@ -195,6 +203,8 @@ def calls(service: str, operation: str, params: Mapping[str, Any], arns: LocalAr
                 {PASSED_TO: "scheduler.amazonaws.com"},
             ),
         ]
+    if service == "sqs" and operation == "SendMessage":
+        return [Call("sqs:SendMessage", arns.queue(params["QueueUrl"]))]
     if service == "states" and operation == "StartExecution":
         return [Call("states:StartExecution", params["stateMachineArn"])]
     if service == "states" and operation in _TASK_ANSWERS:

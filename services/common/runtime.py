@@ -36,6 +36,7 @@ class Clients:
         self.dynamodb = self._lazy("dynamodb")
         self.events = self._lazy("events")
         self.scheduler = self._lazy("scheduler")
+        self.sqs = self._lazy("sqs")
         self.secrets = self._lazy("secretsmanager")
         self.stepfunctions = self._lazy("stepfunctions")
         self.connections = self._lazy("apigatewaymanagementapi", settings.websocket_endpoint)

@@ -175,6 +175,13 @@ class TurnService:
         if table is None or state is None or not self._running(table, state):
             self._telemetry.count("timers_stale")
             return
+        if table.turn_deadline is not None and self._clock.now() < table.turn_deadline:
+            # Early (a far deadline's schedule, or clocks apart): never play a turn before
+            # its deadline; the timer is set again for the seconds left.
+            self._telemetry.count("timers_early")
+            if self._timers is not None:
+                self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
+            return
         self._telemetry.count("timers_expired")
         applied = self._auto_play(table, state)
         if applied is not None:

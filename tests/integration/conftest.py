@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,12 +33,16 @@ def moto_url() -> Iterator[str]:
         server.stop()
 
 
-@pytest.fixture
-def harness(moto_url: str) -> Iterator[Harness]:
+@contextmanager
+def local_harness(moto_url: str, turn_seconds: int = 60, **timing: Any) -> Iterator[Harness]:
+    """A fresh account on the shared moto server, its handlers wired to it.
+
+    ``timing``: the dispatcher's ``clock`` and ``within_minute`` (local/dispatcher.py).
+    """
     reset(moto_url)
     saved = dict(os.environ)
     inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET)
+    aws = LocalAws(moto_url, inbox.deliver, SECRET, turn_seconds=turn_seconds, timing=timing)
     try:
         yield Harness(aws, inbox)
         # Every delivery the platform made must have succeeded: a handler that
@@ -48,3 +54,16 @@ def harness(moto_url: str) -> Iterator[Harness]:
         aws.close()
         os.environ.clear()
         os.environ.update(saved)
+
+
+@pytest.fixture
+def harness(moto_url: str) -> Iterator[Harness]:
+    with local_harness(moto_url) as harness:
+        yield harness
+
+
+@pytest.fixture
+def quick_turns(moto_url: str) -> Iterator[Harness]:
+    """Turns of 5 s (the shortest setting): timers that fire in real time, in a test."""
+    with local_harness(moto_url, turn_seconds=5) as harness:
+        yield harness
