@@ -511,7 +511,20 @@ class CanastaStack(Stack):
             cdk.Annotations.of(self).add_warning_v2(
                 "canasta:placeholder-layer",
                 f"The dependency layer is a placeholder ({PLACEHOLDER}): "
-                "synthesize with -c bundle=true before deploying.",
+                "this template cannot be deployed; synthesize without bundle=false.",
+            )
+            # CloudFormation checks rules before it creates anything: such a stack is
+            # refused at deploy, instead of deploying functions that fail on import.
+            cdk.CfnRule(
+                self,
+                "LayerIsBundled",
+                assertions=[
+                    cdk.CfnRuleAssertion(
+                        assert_=cdk.Fn.condition_equals("placeholder-layer", "bundled-layer"),
+                        assert_description="Synthesized with bundle=false: the dependency "
+                        "layer is a placeholder. Synthesize with bundle=true to deploy.",
+                    )
+                ],
             )
         return lambda_.LayerVersion(
             self,

@@ -32,6 +32,7 @@ ARNS = LocalArns(
     schedule_group="dev-canasta-turn-timers",
     state_machine=f"arn:aws:states:eu-west-1:{ACCOUNT}:stateMachine:dev-canasta-tickets",
     scheduler_role=f"arn:aws:iam::{ACCOUNT}:role/dev-scheduler",
+    timer_queue=f"arn:aws:sqs:eu-west-1:{ACCOUNT}:dev-canasta-turn-timers",
 )
 
 
@@ -185,6 +186,15 @@ def test_tickets_are_started_and_answered_on_the_state_machine_only_by_matchmaki
     )
 
 
+def test_a_timer_message_is_sent_only_to_the_timer_queue() -> None:
+    url = f"https://sqs.eu-west-1.amazonaws.com/{ACCOUNT}/dev-canasta-turn-timers"
+    (call,) = calls("sqs", "SendMessage", {"QueueUrl": url, "MessageBody": "{}"}, ARNS)
+    assert call == Call("sqs:SendMessage", ARNS.timer_queue)
+    other = replace(call, resource=call.resource.replace("turn-timers", "deal"))
+    assert role("turn-ws", FUNCTIONS["turn-ws"], ARNS).denied([call, other]) == [other]
+    assert role("score", FUNCTIONS["score"], ARNS).denied([call]) == [call]
+
+
 def test_a_call_with_no_authorization_model_is_refused() -> None:
-    with pytest.raises(Unmodelled, match="sqs:SendMessage"):
-        calls("sqs", "SendMessage", {"QueueUrl": "q", "MessageBody": "{}"}, ARNS)
+    with pytest.raises(Unmodelled, match="sqs:DeleteMessage"):
+        calls("sqs", "DeleteMessage", {"QueueUrl": "q", "ReceiptHandle": "h"}, ARNS)
