@@ -162,7 +162,13 @@ class CanastaStack(Stack):
             **kwargs,
         )
         self.config = config
-        self._removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
+        # A failed first create rolls back without leaving retained resources behind (the
+        # retry would fail on their names); once created, they outlive the stack.
+        self._removal = (
+            RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
+            if config.retain_data
+            else RemovalPolicy.DESTROY
+        )
         self.tables = {spec: self._table(spec) for spec in constants.TABLES}
         self.bus = self._event_bus()
         self.queues: dict[str, sqs.Queue] = {}
@@ -277,12 +283,13 @@ class CanastaStack(Stack):
         return max(timeouts, default=30)
 
     def _consumer_queues(self) -> None:
-        """One queue per consumer, fed by one rule on its detail-types (as the local stack)."""
+        """One queue per consumer, fed by one rule on its detail-types and their sources
+        (``constants.consumer_pattern``, as the local stack)."""
         for consumer, detail_types in constants.CONSUMERS.items():
             queue = self._queue(
                 consumer, constants.queue_name(consumer), self._consumer_timeout(consumer)
             )
-            events.Rule(
+            rule = events.Rule(
                 self,
                 f"{pascal(consumer)}Rule",
                 rule_name=self.config.name(f"canasta-to-{consumer}"),
@@ -299,6 +306,9 @@ class CanastaStack(Stack):
                     )
                 ],
             )
+            # EventPattern cannot say "$or"; the rule's pattern is the shared one, verbatim.
+            cfn_rule: events.CfnRule = rule.node.default_child  # type: ignore[assignment]
+            cfn_rule.event_pattern = constants.consumer_pattern(consumer)
 
     def _timers(self) -> None:
         """Turn timers: one-time schedules in a group that send to the timer queue."""
@@ -374,7 +384,9 @@ class CanastaStack(Stack):
             state_machine_name=name,
             state_machine_type=sfn.StateMachineType.STANDARD,
             # CDK resolves the queue URL's token inside the string (an Fn::Join).
-            definition_body=sfn.DefinitionBody.from_string(flow.definition_json(queue.queue_url)),
+            definition_body=sfn.DefinitionBody.from_string(
+                flow.definition_json(queue.queue_url, self.partition)
+            ),
             role=role,
             logs=sfn.LogOptions(
                 destination=self.state_machine_logs,
@@ -465,11 +477,11 @@ class CanastaStack(Stack):
                 )
             ],
         )
-        role.apply_removal_policy(RemovalPolicy.RETAIN)
+        role.apply_removal_policy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE)
         account = apigateway.CfnAccount(
             self, "ApiGatewayAccount", cloud_watch_role_arn=role.role_arn
         )
-        account.apply_removal_policy(RemovalPolicy.RETAIN)
+        account.apply_removal_policy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE)
         self.stage.node.add_dependency(account)
         acknowledge(
             role,

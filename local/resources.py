@@ -48,7 +48,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
     events = client("events")
     events.create_event_bus(Name=settings.event_bus)
     queues: dict[str, str] = {}
-    for consumer, detail_types in constants.CONSUMERS.items():
+    for consumer in constants.CONSUMERS:
         url = sqs.create_queue(QueueName=constants.queue_name(consumer))["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
@@ -57,7 +57,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
         events.put_rule(
             Name=rule,
             EventBusName=settings.event_bus,
-            EventPattern=json.dumps({"detail-type": list(detail_types)}),
+            EventPattern=json.dumps(constants.consumer_pattern(consumer)),
         )
         events.put_targets(
             Rule=rule, EventBusName=settings.event_bus, Targets=[{"Id": consumer, "Arn": arn}]

@@ -253,7 +253,8 @@ def test_tables_are_built_from_the_constants(
         assert "StreamSpecification" not in table
     production = stage == "prod"
     assert table["DeletionProtectionEnabled"] is production
-    assert resource["DeletionPolicy"] == ("Retain" if production else "Delete")
+    # RETAIN_ON_UPDATE_OR_DELETE: a failed first create deletes it, so the retry can succeed.
+    assert resource["DeletionPolicy"] == ("RetainExceptOnCreate" if production else "Delete")
 
 
 def test_the_games_table_has_a_stream() -> None:
@@ -314,6 +315,17 @@ def test_every_handler_exists(key: str) -> None:
 
     module, _, name = FUNCTIONS[key].handler.rpartition(".")
     assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_nothing_is_retained_when_a_first_create_fails(template: dict[str, Any]) -> None:
+    """A plain Retain survives the rollback of a failed first deploy, and the retry fails."""
+    policies = {r.get("DeletionPolicy") for r in template["Resources"].values()}
+    assert "Retain" not in policies
+
+
+def test_no_arn_is_written_for_one_partition(template: dict[str, Any]) -> None:
+    """ARNs come from the partition (aws-cn, aws-us-gov), never an ``arn:aws:`` literal."""
+    assert "arn:aws:" not in json.dumps(template)
 
 
 def test_a_stack_with_the_placeholder_layer_is_refused_at_deploy(
@@ -457,7 +469,12 @@ def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
     ]
     assert len(rules) == 1
     (rule,) = rules
-    assert rule["EventPattern"] == {"detail-type": list(constants.CONSUMERS[consumer])}
+    assert rule["EventPattern"] == constants.consumer_pattern(consumer)
+    patterns = rule["EventPattern"].get("$or", [rule["EventPattern"]])
+    routed = {(s, d) for p in patterns for s in p["source"] for d in p["detail-type"]}
+    assert routed == {
+        (f"canasta.{constants.PRODUCERS[d]}", d) for d in constants.CONSUMERS[consumer]
+    }, "each detail-type only from the service that publishes it"
     assert logical_ids(rule["EventBusName"]) == {
         named(template, "AWS::Events::EventBus", "Name", f"{stage}-{constants.EVENT_BUS}")
     }
@@ -834,12 +851,19 @@ def test_the_state_machine_runs_the_flow_definition_on_the_matchmaking_queue(
     sentinel = "https://queue.example/matchmaking"
     parts = machine["DefinitionString"]["Fn::Join"][1]
     tokens = [part for part in parts if not isinstance(part, str)]
-    assert tokens and all(token == {"Ref": queue} for token in tokens)  # Ref of a queue: its URL
-    deployed = json.loads("".join(part if isinstance(part, str) else sentinel for part in parts))
-    expected = definition(sentinel)
+    # Ref of a queue: its URL; the service integrations' ARNs in the stack's partition.
+    assert {json.dumps(t) for t in tokens} == {
+        json.dumps({"Ref": queue}),
+        json.dumps({"Ref": "AWS::Partition"}),
+    }
+    stand_in = {json.dumps({"Ref": queue}): sentinel, json.dumps({"Ref": "AWS::Partition"}): "P"}
+    deployed = json.loads(
+        "".join(part if isinstance(part, str) else stand_in[json.dumps(part)] for part in parts)
+    )
+    expected = definition(sentinel, "P")
     assert deployed == expected
     task = deployed["States"]["TryMatch"]
-    assert task["Resource"] == "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+    assert task["Resource"] == "arn:P:states:::sqs:sendMessage.waitForTaskToken"
     assert task["Parameters"]["QueueUrl"] == sentinel
     assert machine["StateMachineType"] == "STANDARD"
     assert machine["TracingConfiguration"] == {"Enabled": stage == "prod"}
