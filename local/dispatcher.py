@@ -175,8 +175,11 @@ class Dispatcher:
                 for m in messages
             ]
         }
-        result = self._routes[name](event, LambdaContext(name))
-        failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        try:
+            result = self._routes[name](event, LambdaContext(name))
+            failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        except Exception:  # a failed invocation: the whole batch comes back, as from Lambda
+            failed = {m["MessageId"] for m in messages}
         for m in messages:
             if m["MessageId"] in failed:
                 self.errors.append(f"{name}: message {m['MessageId']} failed")
