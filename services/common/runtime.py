@@ -109,12 +109,13 @@ def process_batch(
             on_error(exc)
             raise
 
-    return process_partial_response(
+    response = process_partial_response(
         event=event,
         record_handler=record_handler,
         processor=BatchProcessor(event_type=EventType.SQS),
         context=context,
     )
+    return dict(response)
 
 
 class TimerMessage(BaseModel):
