@@ -132,7 +132,7 @@ def _target(service: str, operation: str, params: dict[str, Any]) -> str:
         return ",".join(e.get("DetailType", "") for e in body.get("Entries", []))
     if service == "apigatewaymanagementapi":
         return "@connections"
-    if service == "scheduler":
+    if service in ("scheduler", "sqs"):
         return "turn timer"
     return ""
 
@@ -160,6 +160,7 @@ ERROR_CODES = {
     "dynamodb": "ProvisionedThroughputExceededException",
     "eventbridge": "InternalException",
     "scheduler": "ThrottlingException",
+    "sqs": "RequestThrottled",
     "apigatewaymanagementapi": "LimitExceededException",
 }
 
