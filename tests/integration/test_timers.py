@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -97,25 +99,34 @@ def test_a_timer_before_the_deadline_is_set_again_and_plays_nothing(harness: Har
     assert _delayed_timers(harness) == armed + 1, "the timer is set again"
 
 
+@contextmanager
+def _far_turn(moto_url: str, moment: float) -> Iterator[tuple[Harness, float, list[float]]]:
+    """A table whose first turn has 30 minutes, so its timer is a schedule, and a
+    platform clock (``[now]``) at which Scheduler runs it ``moment`` s into its minute.
+
+    Yields the harness, the start of the schedule's minute, and the clock."""
+    fake_now = [0.0]
+    timing = {"clock": lambda: fake_now[0], "within_minute": lambda _name: moment}
+    with local_harness(moto_url, turn_seconds=1800, **timing) as harness:
+        harness.start_table("far", PLAYERS, MatchMode.ONE_ROUND)
+        deadline = harness.table("far").turn_deadline
+        assert deadline is not None
+        yield harness, (deadline - 60) // 60 * 60, fake_now
+
+
 def test_a_far_deadline_fires_early_from_its_schedule_then_at_the_deadline(
     moto_url: str,
 ) -> None:
     """Scheduler runs a schedule at any moment of its minute: early, never playing early."""
-    fake_now = [0.0]
-    # The platform's clock, and the earliest moment of the minute.
-    timing = {"clock": lambda: fake_now[0], "within_minute": lambda _name: 0.0}
-    with local_harness(moto_url, turn_seconds=1800, **timing) as harness:
-        harness.start_table("far", PLAYERS, MatchMode.ONE_ROUND)
-        table = harness.table("far")
-        assert table.turn_deadline is not None
+    with _far_turn(moto_url, moment=0.0) as (harness, minute, fake_now):
+        deadline = harness.table("far").turn_deadline
+        assert deadline is not None
         (name,) = harness.schedules()
-        dispatcher = harness.aws.dispatcher
-        minute = (table.turn_deadline - 60) // 60 * 60
         fake_now[0] = minute - 0.5
-        assert dispatcher.fire_timers() == 0, "not before the minute of the schedule"
+        assert harness.aws.dispatcher.fire_timers() == 0, "not before the schedule's minute"
         fake_now[0] = minute
-        assert dispatcher.fire_timers() == 1
-        left = table.turn_deadline - fake_now[0]
+        assert harness.aws.dispatcher.fire_timers() == 1
+        left = deadline - fake_now[0]
         assert 60 < left < 120, "a schedule set a minute early fires 1 to 2 minutes early"
         assert harness.schedules() == []
         # The services' clock is the real one: the deadline as far from it as from the fake.
@@ -123,29 +134,21 @@ def test_a_far_deadline_fires_early_from_its_schedule_then_at_the_deadline(
         armed = _delayed_timers(harness)
         before = harness.store.history("far")
         harness.settle()
-        assert harness.store.history("far")[:-1] == before[:-1], "the turn is not played early"
+        assert harness.store.history("far") == before, "the turn is not played early"
         assert _delayed_timers(harness) == armed + 1, "set again, delayed to the deadline"
         assert harness.schedules() == [], f"{name} is not scheduled again"
 
 
 def test_a_schedule_fires_up_to_59_seconds_after_its_minute_begins(moto_url: str) -> None:
-    fake_now = [0.0]
-    # The platform's clock, and the latest moment of the minute.
-    timing = {"clock": lambda: fake_now[0], "within_minute": lambda _name: 59.0}
-    with local_harness(moto_url, turn_seconds=1800, **timing) as harness:
-        harness.start_table("late", PLAYERS, MatchMode.ONE_ROUND)
-        table = harness.table("late")
-        assert table.turn_deadline is not None
-        dispatcher = harness.aws.dispatcher
-        minute = (table.turn_deadline - 60) // 60 * 60
+    with _far_turn(moto_url, moment=59.0) as (harness, minute, fake_now):
         fake_now[0] = minute + 58.9
-        assert dispatcher.fire_timers() == 0
+        assert harness.aws.dispatcher.fire_timers() == 0
         fake_now[0] = minute + 59
-        assert dispatcher.fire_timers() == 1
-        _deadline_passed(harness, "late", seconds_ago=59)
+        assert harness.aws.dispatcher.fire_timers() == 1
+        _deadline_passed(harness, "far", seconds_ago=59)
         fake_now[0] = time.time()  # back to the services' clock for the turns that follow
         harness.settle()
-        assert _entries(harness, "late") == [(1, "discard", True)], "a late timer plays at once"
+        assert _entries(harness, "far") == [(1, "discard", True)], "a late timer plays at once"
 
 
 def test_a_timer_for_a_turn_already_played_does_nothing(harness: Harness) -> None:
