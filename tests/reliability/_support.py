@@ -407,10 +407,28 @@ class Seats:
         )
 
 
+CONNECT_ATTEMPTS = 3
+
+
+def connect(harness: Harness, player: str) -> str:
+    """Connect as a client does: a failed ``$connect`` (API Gateway answers 500) is retried."""
+    for attempt in range(CONNECT_ATTEMPTS):
+        try:
+            connection = harness.connect(player)
+        except Exception:
+            if attempt == CONNECT_ATTEMPTS - 1:
+                raise
+            continue
+        assert connection is not None
+        return connection
+    raise AssertionError("unreachable")
+
+
 def start_match(harness: Harness, table_id: str, players: list[str]) -> Seats:
     """Fund and connect the players, form a one-round table, let the platform deal."""
     fund(harness, players)
-    conns = harness.start_table(table_id, players, MatchMode.ONE_ROUND)
+    conns = {seat: connect(harness, p) for seat, p in enumerate(players, start=1)}
+    harness.form_table(table_id, players, MatchMode.ONE_ROUND)
     seats = Seats(harness, table_id, conns)
     seats.read()
     return seats
