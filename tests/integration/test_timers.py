@@ -13,8 +13,8 @@ import pytest
 from local.dispatcher import LambdaContext
 from services.turn import handler as turn_handler
 from shared_engine import MatchMode, loads
-from tests.integration.conftest import local_harness
 from tests.integration.harness import Harness, sqs_event
+from tests.integration.machine import fresh_harness
 
 pytestmark = pytest.mark.integration
 
@@ -107,7 +107,7 @@ def _far_turn(moto_url: str, moment: float) -> Iterator[tuple[Harness, float, li
     Yields the harness, the start of the schedule's minute, and the clock."""
     fake_now = [0.0]
     timing = {"clock": lambda: fake_now[0], "within_minute": lambda _name: moment}
-    with local_harness(moto_url, turn_seconds=1800, **timing) as harness:
+    with fresh_harness(moto_url, turn_seconds=1800, timing=timing) as harness:
         harness.start_table("far", PLAYERS, MatchMode.ONE_ROUND)
         deadline = harness.table("far").turn_deadline
         assert deadline is not None
