@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test lint fmt bench synth clean distclean
+.PHONY: help install play demo simulate test lint fmt bench synth deploy-check fault-sweep clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -25,6 +25,9 @@ help:
 	@echo "make fmt       ruff format + ruff check --fix"
 	@echo "make bench     performance and cost figures in one table (QUICK=1: fewer repeats)"
 	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
+	@echo "make deploy-check  rehearse a deploy: prod synth with the real layer, cdk-nag, cfn-lint,"
+	@echo "               Lambda size limits, every handler imported against the layer alone"
+	@echo "make fault-sweep  every AWS call of a seeded match failing, one at a time (long)"
 	@echo "make install   create $(VENV) and install the project with dev and test tools"
 	@echo "make clean     remove caches and build output (distclean also removes $(VENV))"
 
@@ -97,6 +100,15 @@ CONTEXT ?=
 
 synth: install
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(PY) -m infra.app $(CONTEXT)
+
+# infra/README.md: what a first deploy must survive, checked without an AWS account.
+deploy-check: install
+	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(PY) -m infra.deploy_check
+
+# Every AWS call of the seeded match failing, each way, one at a time (the test tier
+# runs a seeded sample of 60; CANASTA_FAULT_SEED=... replays a sample).
+fault-sweep: install
+	CANASTA_FAULT_SWEEP=all $(PY) -m pytest tests/reliability/test_faults.py -q -k seeded_sample
 
 clean:
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis cdk.out artifacts

@@ -349,6 +349,7 @@ class Match:
             self.resources = create_resources(Settings(), self.client)
             os.environ.update(
                 {
+                    "CANASTA_TIMER_QUEUE_URL": self.resources.queues["timers"],
                     "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
                     "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
                     "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,

@@ -53,7 +53,13 @@ def pinned(packages: tuple[str, ...]) -> list[str]:
     return requirements
 
 
-def pip_commands(target: Path, python_version: str, tracing: bool) -> list[list[str]]:
+def pip_commands(
+    target: Path,
+    python_version: str,
+    tracing: bool,
+    platform: str = PLATFORM,
+    packages: tuple[str, ...] = LAYER_PACKAGES,
+) -> list[list[str]]:
     """The pip invocations that fill the layer directory (one more for the tracer)."""
     base = [
         sys.executable,
@@ -64,7 +70,7 @@ def pip_commands(target: Path, python_version: str, tracing: bool) -> list[list[
         "--no-input",
         "--quiet",
         "--platform",
-        PLATFORM,
+        platform,
         "--implementation",
         "cp",
         "--python-version",
@@ -74,7 +80,7 @@ def pip_commands(target: Path, python_version: str, tracing: bool) -> list[list[
         "--target",
         str(target),
     ]
-    commands = [[*base, *pinned(LAYER_PACKAGES)]]
+    commands = [[*base, *pinned(packages)]]
     if tracing:
         commands.append([*base, "--no-deps", *pinned(TRACING_PACKAGES)])
     return commands
@@ -92,11 +98,19 @@ def build_code(build_dir: Path) -> Path:
     return code
 
 
-def build_layer(build_dir: Path, python_version: str, *, bundle: bool, tracing: bool) -> Path:
+def build_layer(
+    build_dir: Path,
+    python_version: str,
+    *,
+    bundle: bool,
+    tracing: bool,
+    machine: str = "aarch64",
+) -> Path:
     """The layer directory: pip-installed dependencies, or a placeholder when not bundling.
 
     A bundled layer is reused while its requirements are unchanged (a stamp file
-    beside it records them), so repeated synths do not reinstall.
+    beside it records them), so repeated synths do not reinstall. ``machine``
+    other than Lambda's aarch64 builds a twin of the layer for import tests.
     """
     if not bundle:
         layer = build_dir / "layer-placeholder"
@@ -105,10 +119,11 @@ def build_layer(build_dir: Path, python_version: str, *, bundle: bool, tracing: 
             "Placeholder layer: synthesize with -c bundle=true to deploy.\n", encoding="utf-8"
         )
         return layer
-    layer = build_dir / f"layer-py{python_version}"
+    suffix = "" if machine == "aarch64" else f"-{machine}"
+    layer = build_dir / f"layer-py{python_version}{suffix}"
     target = layer / "python"
-    commands = pip_commands(target, python_version, tracing)
-    stamp = build_dir / f"layer-py{python_version}.requirements"
+    commands = pip_commands(target, python_version, tracing, platform=f"manylinux2014_{machine}")
+    stamp = build_dir / f"layer-py{python_version}{suffix}.requirements"
     wanted = hashlib.sha256(json.dumps([c[3:] for c in commands]).encode()).hexdigest()
     if stamp.exists() and stamp.read_text(encoding="utf-8") == wanted and target.exists():
         return layer

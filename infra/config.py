@@ -98,11 +98,12 @@ class Config:
     """0 keeps archived events indefinitely."""
     tracing: bool = False
     turn_p99_alarm_ms: int = 1000
-    bundle: bool = False
-    """Build the dependency layer with pip (needed to deploy); off: a placeholder layer."""
-    api_gateway_logs_role: bool = True
+    bundle: bool = True
+    """Build the dependency layer with pip; off (tests, quick synths): a placeholder layer,
+    and a template that CloudFormation refuses to deploy (a failing rule)."""
+    api_gateway_logs_role: bool = False
     """Set the account's API Gateway CloudWatch Logs role (needed for WebSocket access logs)."""
-    reserved_concurrency: bool = True
+    reserved_concurrency: bool = False
     queue_seconds: int = 120
     """How long a queued player waits before the ticket expires (``CANASTA_QUEUE_SECONDS``)."""
     poll_seconds: int = 10

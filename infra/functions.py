@@ -58,7 +58,8 @@ class FunctionSpec:
     pushes: bool = False
     """execute-api:ManageConnections on the stage's connections (post to clients)."""
     schedules_timers: bool = False
-    """Creates turn-timer schedules (scheduler:CreateSchedule and iam:PassRole)."""
+    """Arms turn timers: delayed messages to the timer queue (sqs:SendMessage) and, for far
+    deadlines, schedules (scheduler:CreateSchedule and iam:PassRole of the scheduler role)."""
     reads_token_secret: bool = False
     starts_tickets: bool = False
     """states:StartExecution on the matchmaking state machine (a ticket per queued player)."""
@@ -161,8 +162,9 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         queue="deal",
         tables={
             constants.GAMES: (GET, PUT, UPDATE),
-            # Seats the table's players (PresenceStore.seat_player).
-            constants.PLAYERS: (UPDATE,),
+            # Reads each player's guard item (where they are) and seats the table's
+            # players (PresenceStore.get_player, PresenceStore.seat_player).
+            constants.PLAYERS: (GET, UPDATE),
             # Each player's spare jokers for the deal (Ledger.balance).
             constants.LEDGER: (GET,),
         },

@@ -39,6 +39,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra import policies
 from infra.assets import PLACEHOLDER, Assets
 from infra.config import Config
 from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
@@ -161,7 +162,13 @@ class CanastaStack(Stack):
             **kwargs,
         )
         self.config = config
-        self._removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
+        # A failed first create rolls back without leaving retained resources behind (the
+        # retry would fail on their names); once created, they outlive the stack.
+        self._removal = (
+            RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
+            if config.retain_data
+            else RemovalPolicy.DESTROY
+        )
         self.tables = {spec: self._table(spec) for spec in constants.TABLES}
         self.bus = self._event_bus()
         self.queues: dict[str, sqs.Queue] = {}
@@ -276,12 +283,13 @@ class CanastaStack(Stack):
         return max(timeouts, default=30)
 
     def _consumer_queues(self) -> None:
-        """One queue per consumer, fed by one rule on its detail-types (as the local stack)."""
+        """One queue per consumer, fed by one rule on its detail-types and their sources
+        (``constants.consumer_pattern``, as the local stack)."""
         for consumer, detail_types in constants.CONSUMERS.items():
             queue = self._queue(
                 consumer, constants.queue_name(consumer), self._consumer_timeout(consumer)
             )
-            events.Rule(
+            rule = events.Rule(
                 self,
                 f"{pascal(consumer)}Rule",
                 rule_name=self.config.name(f"canasta-to-{consumer}"),
@@ -298,6 +306,9 @@ class CanastaStack(Stack):
                     )
                 ],
             )
+            # EventPattern cannot say "$or"; the rule's pattern is the shared one, verbatim.
+            cfn_rule: events.CfnRule = rule.node.default_child  # type: ignore[assignment]
+            cfn_rule.event_pattern = constants.consumer_pattern(consumer)
 
     def _timers(self) -> None:
         """Turn timers: one-time schedules in a group that send to the timer queue."""
@@ -373,7 +384,9 @@ class CanastaStack(Stack):
             state_machine_name=name,
             state_machine_type=sfn.StateMachineType.STANDARD,
             # CDK resolves the queue URL's token inside the string (an Fn::Join).
-            definition_body=sfn.DefinitionBody.from_string(flow.definition_json(queue.queue_url)),
+            definition_body=sfn.DefinitionBody.from_string(
+                flow.definition_json(queue.queue_url, self.partition)
+            ),
             role=role,
             logs=sfn.LogOptions(
                 destination=self.state_machine_logs,
@@ -464,11 +477,11 @@ class CanastaStack(Stack):
                 )
             ],
         )
-        role.apply_removal_policy(RemovalPolicy.RETAIN)
+        role.apply_removal_policy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE)
         account = apigateway.CfnAccount(
             self, "ApiGatewayAccount", cloud_watch_role_arn=role.role_arn
         )
-        account.apply_removal_policy(RemovalPolicy.RETAIN)
+        account.apply_removal_policy(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE)
         self.stage.node.add_dependency(account)
         acknowledge(
             role,
@@ -510,7 +523,20 @@ class CanastaStack(Stack):
             cdk.Annotations.of(self).add_warning_v2(
                 "canasta:placeholder-layer",
                 f"The dependency layer is a placeholder ({PLACEHOLDER}): "
-                "synthesize with -c bundle=true before deploying.",
+                "this template cannot be deployed; synthesize without bundle=false.",
+            )
+            # CloudFormation checks rules before it creates anything: such a stack is
+            # refused at deploy, instead of deploying functions that fail on import.
+            cdk.CfnRule(
+                self,
+                "LayerIsBundled",
+                assertions=[
+                    cdk.CfnRuleAssertion(
+                        assert_=cdk.Fn.condition_equals("placeholder-layer", "bundled-layer"),
+                        assert_description="Synthesized with bundle=false: the dependency "
+                        "layer is a placeholder. Synthesize with bundle=true to deploy.",
+                    )
+                ],
             )
         return lambda_.LayerVersion(
             self,
@@ -536,6 +562,7 @@ class CanastaStack(Stack):
         if spec.schedules_timers:
             env.update(
                 {
+                    "CANASTA_TIMER_QUEUE_URL": self.timer_queue.queue_url,
                     "CANASTA_TIMER_QUEUE_ARN": self.timer_queue.queue_arn,
                     "CANASTA_SCHEDULER_ROLE_ARN": self.scheduler_role.role_arn,
                     "CANASTA_SCHEDULE_GROUP": self.config.name(constants.SCHEDULE_GROUP),
@@ -611,37 +638,16 @@ class CanastaStack(Stack):
 
     def _grant(self, function: lambda_.Function, role: iam.Role, spec: FunctionSpec) -> None:
         """Exactly what the spec says the function does, on this stage's resources only."""
-        for table_spec, actions in spec.tables.items():
+        for grant in policies.grants(spec):
             role.add_to_policy(
                 iam.PolicyStatement(
-                    actions=list(actions), resources=[self.tables[table_spec].table_arn]
+                    actions=list(grant.actions),
+                    resources=[self.resource_arn(grant.resource)],
+                    conditions=dict(grant.conditions) or None,
                 )
             )
-        if spec.publishes:
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["events:PutEvents"], resources=[self.bus.event_bus_arn]
-                )
-            )
-        if spec.reads_token_secret:
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["secretsmanager:GetSecretValue"],
-                    resources=[self.token_secret.secret_arn],
-                )
-            )
-        if spec.starts_tickets:
-            self.state_machine.grant_start_execution(role)
-        if spec.answers_tickets:
-            # SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat on this state machine.
-            self.state_machine.grant_task_response(role)
         wildcards: list[tuple[str, str]] = []
         if spec.pushes:
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["execute-api:ManageConnections"], resources=[self.connections_arn]
-                )
-            )
             wildcards.append(
                 (
                     f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
@@ -653,26 +659,6 @@ class CanastaStack(Stack):
             )
         if spec.schedules_timers:
             group = self.config.name(constants.SCHEDULE_GROUP)
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["scheduler:CreateSchedule"],
-                    resources=[
-                        self.format_arn(
-                            service="scheduler",
-                            resource="schedule",
-                            resource_name=f"{group}/*",
-                            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
-                        )
-                    ],
-                )
-            )
-            role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["iam:PassRole"],
-                    resources=[self.scheduler_role.role_arn],
-                    conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
-                )
-            )
             wildcards.append(
                 (
                     f"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
@@ -712,6 +698,31 @@ class CanastaStack(Stack):
             reasons.setdefault(finding, []).append(reason)
         for finding, texts in reasons.items():
             acknowledge(role, f"AwsSolutions-IAM5[{finding}]", " ".join(texts))
+
+    def resource_arn(self, resource: policies.Resource) -> str:
+        """The ARN (a CloudFormation reference) of a resource a grant names."""
+        kind = resource.kind
+        if kind is policies.Kind.TABLE:
+            assert resource.table is not None
+            return self.tables[resource.table].table_arn
+        if kind is policies.Kind.BUS:
+            return self.bus.event_bus_arn
+        if kind is policies.Kind.TOKEN_SECRET:
+            return self.token_secret.secret_arn
+        if kind is policies.Kind.STATE_MACHINE:
+            return self.state_machine.state_machine_arn
+        if kind is policies.Kind.CONNECTIONS:
+            return self.connections_arn
+        if kind is policies.Kind.TIMER_QUEUE:
+            return self.timer_queue.queue_arn
+        if kind is policies.Kind.SCHEDULES:
+            return self.format_arn(
+                service="scheduler",
+                resource="schedule",
+                resource_name=f"{self.config.name(constants.SCHEDULE_GROUP)}/*",
+                arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+            )
+        return self.scheduler_role.role_arn
 
     def _invoke_policy(self, key: str, function: lambda_.Function) -> None:
         """What another mode's role attaches to call this function (lambda:InvokeFunction)."""

@@ -12,13 +12,15 @@ import json
 import os
 import threading
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from infra.functions import FUNCTIONS, FunctionSpec
 from local.connections import ConnectionsEndpoint, Deliver
 from local.dispatcher import Dispatcher
-from local.resources import LocalResources, create_resources
+from local.iam import IamEnforcer, LocalArns, install
+from local.resources import LocalResources, create_resources, table_names
 from services.common.settings import Settings
 
 REGION = "eu-west-1"
@@ -131,8 +133,16 @@ class LocalAws:
     """Resources on a running moto server, the connections endpoint and the dispatcher."""
 
     def __init__(
-        self, moto_url: str, deliver: Deliver, token_secret: str, turn_seconds: int = 60
+        self,
+        moto_url: str,
+        deliver: Deliver,
+        token_secret: str,
+        turn_seconds: int = 60,
+        *,
+        functions: Mapping[str, FunctionSpec] = FUNCTIONS,
+        timing: Mapping[str, Any] | None = None,
     ) -> None:
+        """``timing``: the dispatcher's ``clock`` and ``within_minute`` (tests of timers)."""
         self.moto_url = moto_url
         self.endpoint = ConnectionsEndpoint(deliver).start()
         self.environment = base_environment(moto_url, self.endpoint.url, token_secret)
@@ -142,6 +152,7 @@ class LocalAws:
         _post(f"{moto_url}/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
         self.resources: LocalResources = create_resources(self.settings, self.client)
         timers = {
+            "CANASTA_TIMER_QUEUE_URL": self.resources.queues["timers"],
             "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
             "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
             "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,
@@ -150,6 +161,9 @@ class LocalAws:
         self.environment.update(timers)
         os.environ.update(timers)
         self.settings = Settings()
+        # Every handler call from now on runs under its function's role (local/iam.py).
+        self.iam = IamEnforcer(self._arns(), functions)
+        install(self.iam)
         reset_handlers()
         self.dispatcher = Dispatcher(
             client=self.client,
@@ -157,6 +171,19 @@ class LocalAws:
             stream_arn=self.resources.stream_arn,
             schedule_group=self.settings.schedule_group,
             timer_queue_url=self.resources.queues["timers"],
+            **(timing or {}),
+        )
+
+    def _arns(self) -> LocalArns:
+        settings = self.settings
+        return LocalArns(
+            region=REGION,
+            tables=table_names(settings),
+            event_bus=settings.event_bus,
+            schedule_group=settings.schedule_group,
+            state_machine=self.resources.state_machine_arn,
+            scheduler_role=self.resources.scheduler_role_arn,
+            timer_queue=self.resources.timer_queue_arn,
         )
 
     def client(self, service: str) -> Any:

@@ -2,14 +2,20 @@
 
 In AWS, event source mappings feed the handlers: the games table's stream
 feeds the relay, each SQS queue (fed by an EventBridge rule or by a turn
-timer's schedule) feeds its consumer, and EventBridge Scheduler fires the
-timers. Locally this dispatcher does the same by polling moto: same event
-shapes, same partial-batch failure contract, same retries.
+timer) feeds its consumer, and EventBridge Scheduler fires the schedules of
+far turn deadlines. Locally this dispatcher does the same by polling moto:
+same event shapes, same partial-batch failure contract, same retries, and
+the same timing: a delayed SQS message (a near deadline) is delivered when
+its delay is over (moto delays to the second, as SQS does), and a one-time
+schedule fires at any moment of the minute of its schedule time, as
+Scheduler fires it (``within_minute`` picks the moment; the clock is
+injectable, so a test can deliver a timer early or late without waiting).
 """
 
 from __future__ import annotations
 
 import importlib
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -79,6 +85,7 @@ class Dispatcher:
         timer_queue_url: str,
         routes: dict[str, str] | None = None,
         clock: Callable[[], float] = time.time,
+        within_minute: Callable[[str], float] = lambda _name: random.uniform(0, 60),
     ) -> None:
         self._sqs = client("sqs")
         self._streams = client("dynamodbstreams")
@@ -90,6 +97,7 @@ class Dispatcher:
         self._routes = {name: load(path) for name, path in (routes or ROUTES).items()}
         self._relay = load(RELAY)
         self._clock = clock
+        self._within_minute = within_minute
         self._last_sequence: dict[str, str] = {}
         self._due: dict[str, tuple[float, str]] = {}
         self._pending: list[dict[str, Any]] = []
@@ -167,8 +175,11 @@ class Dispatcher:
                 for m in messages
             ]
         }
-        result = self._routes[name](event, LambdaContext(name))
-        failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        try:
+            result = self._routes[name](event, LambdaContext(name))
+            failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        except Exception:  # a failed invocation: the whole batch comes back, as from Lambda
+            failed = {m["MessageId"] for m in messages}
         for m in messages:
             if m["MessageId"] in failed:
                 self.errors.append(f"{name}: message {m['MessageId']} failed")
@@ -182,7 +193,11 @@ class Dispatcher:
     # --- timers -----------------------------------------------------------------
 
     def fire_timers(self, *, all_due: bool = False) -> int:
-        """Send due schedules' input to their queue and delete them (``all_due``: every one)."""
+        """Send due schedules' input to their queue and delete them (``all_due``: every one).
+
+        A schedule for 12:00:30 is due at 12:00:00 plus ``within_minute(name)``
+        seconds (0 up to 60): up to 30 s early or 29 s late, as Scheduler runs it.
+        """
         fired = 0
         now = self._clock()
         for summary in self._scheduler.list_schedules(GroupName=self._group).get("Schedules", []):
@@ -190,9 +205,10 @@ class Dispatcher:
             if name not in self._due:
                 schedule = self._scheduler.get_schedule(GroupName=self._group, Name=name)
                 when = datetime.fromisoformat(schedule["ScheduleExpression"][3:-1]).replace(
-                    tzinfo=UTC
+                    tzinfo=UTC, second=0
                 )
-                self._due[name] = (when.timestamp(), schedule["Target"]["Input"])
+                fires = when.timestamp() + self._within_minute(name)
+                self._due[name] = (fires, schedule["Target"]["Input"])
             due, body = self._due[name]
             if all_due or due <= now:
                 self._sqs.send_message(QueueUrl=self._timer_queue, MessageBody=body)
@@ -210,6 +226,15 @@ class Dispatcher:
             if name in self._routes:
                 delivered += self.pump_queue(name)
         return delivered + self.fire_timers()
+
+    def run_until(self, done: Callable[[], bool], timeout: float, poll: float = 0.2) -> None:
+        """Deliver as the platform does until ``done()``: for delays that pass in real time."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"not done after {timeout} s")
+            if not self.pump():
+                time.sleep(poll)
 
     def run_until_idle(self, limit: int = 1000) -> int:
         total = 0

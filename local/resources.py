@@ -25,16 +25,21 @@ class LocalResources:
     state_machine_arn: str
 
 
-def create_resources(settings: Settings, client: Any) -> LocalResources:
-    """Create tables, bus, rules, queues and the schedule group; ``client(name)`` builds clients."""
-    dynamodb = client("dynamodb")
-    names = {
+def table_names(settings: Settings) -> dict[str, str]:
+    """``TableSpec.name`` → the table's name in these settings."""
+    return {
         constants.GAMES.name: settings.games_table,
         constants.CONNECTIONS.name: settings.connections_table,
         constants.PLAYERS.name: settings.players_table,
         constants.LEDGER.name: settings.ledger_table,
         constants.MATCHMAKING.name: settings.matchmaking_table,
     }
+
+
+def create_resources(settings: Settings, client: Any) -> LocalResources:
+    """Create tables, bus, rules, queues and the schedule group; ``client(name)`` builds clients."""
+    dynamodb = client("dynamodb")
+    names = table_names(settings)
     for spec in constants.TABLES:
         dynamodb.create_table(**constants.create_table_request(spec, names[spec.name]))
     stream_arn = dynamodb.describe_table(TableName=settings.games_table)["Table"]["LatestStreamArn"]
@@ -43,7 +48,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
     events = client("events")
     events.create_event_bus(Name=settings.event_bus)
     queues: dict[str, str] = {}
-    for consumer, detail_types in constants.CONSUMERS.items():
+    for consumer in constants.CONSUMERS:
         url = sqs.create_queue(QueueName=constants.queue_name(consumer))["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
@@ -52,7 +57,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
         events.put_rule(
             Name=rule,
             EventBusName=settings.event_bus,
-            EventPattern=json.dumps({"detail-type": list(detail_types)}),
+            EventPattern=json.dumps(constants.consumer_pattern(consumer)),
         )
         events.put_targets(
             Rule=rule, EventBusName=settings.event_bus, Targets=[{"Id": consumer, "Arn": arn}]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
 from collections.abc import Sequence
@@ -110,34 +111,63 @@ class TurnTimers(Protocol):
     def schedule(self, table_id: str, turn_started: int, at: float) -> None: ...
 
 
-class SchedulerTurnTimers:
-    """TABLE-2 timers as one-time EventBridge Scheduler schedules that survive restarts.
+SQS_MAX_DELAY = 900
+"""The longest ``DelaySeconds`` SQS accepts."""
+SCHEDULER_LEAD = 60
+"""How long before a far deadline its schedule is set: Scheduler fires a one-time
+schedule at any moment of its minute, so one set a minute early always fires early."""
 
-    The schedule sends ``{"table_id", "turn_started"}`` to the timer queue at
-    the deadline and deletes itself; the turn service ignores it if that turn
-    is already over.
+
+class DeadlineTurnTimers:
+    """TABLE-2 timers that deliver ``{"table_id", "turn_started"}`` to the timer queue at
+    the turn's deadline, to the second, and never before it is safe to look.
+
+    A deadline at most 15 minutes away (every turn the stages configure) is an SQS
+    message delayed to it: SQS delays to the second. A farther one is a one-time
+    EventBridge Scheduler schedule set ``SCHEDULER_LEAD`` before the deadline:
+    Scheduler runs a target at any time within the minute of its schedule time,
+    so it always arrives early, and the turn service then re-arms the timer for
+    the seconds left (an SQS delay). A timer that arrives before the deadline
+    never plays the turn. Both survive restarts; a second timer for the same turn
+    is harmless (the turn service ignores a timer of a turn that is over).
     """
 
-    def __init__(self, client: Any, group: str, queue_arn: str, role_arn: str) -> None:
-        self._client = client
+    def __init__(
+        self,
+        sqs: Any,
+        queue_url: str,
+        *,
+        scheduler: Any,
+        group: str,
+        queue_arn: str,
+        role_arn: str,
+        clock: Clock | None = None,
+    ) -> None:
+        self._sqs = sqs
+        self._queue_url = queue_url
+        self._scheduler = scheduler
         self._group = group
         self._queue_arn = queue_arn
         self._role_arn = role_arn
+        self._clock = clock or SystemClock()
 
     def schedule(self, table_id: str, turn_started: int, at: float) -> None:
-        when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at))
+        body = json.dumps({"table_id": table_id, "turn_started": turn_started})
+        wait = at - self._clock.now()
+        if wait <= SQS_MAX_DELAY:
+            self._sqs.send_message(
+                QueueUrl=self._queue_url, MessageBody=body, DelaySeconds=max(0, math.ceil(wait))
+            )
+            return
+        when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at - SCHEDULER_LEAD))
         try:
-            self._client.create_schedule(
+            self._scheduler.create_schedule(
                 Name=f"turn-{table_id}-{turn_started}",
                 GroupName=self._group,
                 ScheduleExpression=f"at({when})",
                 FlexibleTimeWindow={"Mode": "OFF"},
                 ActionAfterCompletion="DELETE",
-                Target={
-                    "Arn": self._queue_arn,
-                    "RoleArn": self._role_arn,
-                    "Input": json.dumps({"table_id": table_id, "turn_started": turn_started}),
-                },
+                Target={"Arn": self._queue_arn, "RoleArn": self._role_arn, "Input": body},
             )
         except Exception as exc:
             if error_code(exc) != "ConflictException":

@@ -36,6 +36,7 @@ class Clients:
         self.dynamodb = self._lazy("dynamodb")
         self.events = self._lazy("events")
         self.scheduler = self._lazy("scheduler")
+        self.sqs = self._lazy("sqs")
         self.secrets = self._lazy("secretsmanager")
         self.stepfunctions = self._lazy("stepfunctions")
         self.connections = self._lazy("apigatewaymanagementapi", settings.websocket_endpoint)
@@ -82,33 +83,39 @@ class WebSocketEvent(BaseModel):
         return None
 
 
-class SqsRecord(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    message_id: str = Field(alias="messageId")
-    body: str
-
-
-class SqsEvent(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    records: list[SqsRecord] = Field(alias="Records")
-
-
 def process_batch(
     event: dict[str, Any],
+    context: Any,
     handle: Callable[[dict[str, Any]], None],
     on_error: Callable[[Exception], None],
 ) -> dict[str, Any]:
-    """Handle each SQS record; report the failed ones so that only they are retried."""
-    failures = []
-    for record in SqsEvent.model_validate(event).records:
+    """Each SQS record's JSON body through ``handle``, with Powertools' ``BatchProcessor``.
+
+    Only the failed records are reported (the event source mappings have
+    ReportBatchItemFailures), so only they come back; a batch in which every
+    record failed raises instead, so the invocation fails and the function's
+    error alarm fires within minutes rather than when the dead-letter queue fills.
+    """
+    from aws_lambda_powertools.utilities.batch import (  # noqa: PLC0415 - queue consumers only
+        BatchProcessor,
+        EventType,
+        process_partial_response,
+    )
+
+    def record_handler(record: Any) -> None:
         try:
             handle(json.loads(record.body))
         except Exception as exc:
             on_error(exc)
-            failures.append({"itemIdentifier": record.message_id})
-    return {"batchItemFailures": failures}
+            raise
+
+    response = process_partial_response(
+        event=event,
+        record_handler=record_handler,
+        processor=BatchProcessor(event_type=EventType.SQS),
+        context=context,
+    )
+    return dict(response)
 
 
 class TimerMessage(BaseModel):

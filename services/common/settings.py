@@ -40,6 +40,8 @@ class Settings(BaseSettings):
 
     turn_seconds: int = Field(default=60, ge=5, le=3600)
     """TABLE-2: how long a connected player has for a turn before auto-play."""
+    timer_queue_url: str | None = None
+    """Where turn timers are sent, delayed to their deadline (services/common/adapters.py)."""
     timer_queue_arn: str | None = None
     schedule_group: str = constants.SCHEDULE_GROUP
     scheduler_role_arn: str | None = None

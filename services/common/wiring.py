@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.common.adapters import ApiGatewayPusher, SchedulerTurnTimers, TurnTimers
+from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, TurnTimers
 from services.common.presence import PresenceStore
 from services.common.runtime import Clients
 from services.common.settings import Settings
@@ -23,12 +23,14 @@ class Adapters:
 def adapters(settings: Settings, clients: Clients) -> Adapters:
     store = GameStore(clients.dynamodb, settings.games_table)
     timers = None
-    if settings.timer_queue_arn and settings.scheduler_role_arn:
-        timers = SchedulerTurnTimers(
-            clients.scheduler,
-            settings.schedule_group,
-            settings.timer_queue_arn,
-            settings.scheduler_role_arn,
+    if settings.timer_queue_url and settings.timer_queue_arn and settings.scheduler_role_arn:
+        timers = DeadlineTurnTimers(
+            clients.sqs,
+            settings.timer_queue_url,
+            scheduler=clients.scheduler,
+            group=settings.schedule_group,
+            queue_arn=settings.timer_queue_arn,
+            role_arn=settings.scheduler_role_arn,
         )
     return Adapters(
         store=store,

@@ -19,14 +19,15 @@ import json
 from typing import Any
 
 
-def definition(queue_url: str) -> dict[str, Any]:
+def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
+    """``partition``: the stack passes its own (``aws-cn``, ``aws-us-gov``, ...)."""
     return {
         "Comment": "A matchmaking ticket: try to seat the player until seated, gone or expired.",
         "StartAt": "TryMatch",
         "States": {
             "TryMatch": {
                 "Type": "Task",
-                "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+                "Resource": f"arn:{partition}:states:::sqs:sendMessage.waitForTaskToken",
                 "Parameters": {
                     "QueueUrl": queue_url,
                     "MessageBody": {
@@ -53,7 +54,7 @@ def definition(queue_url: str) -> dict[str, Any]:
             "Abandon": {
                 "Comment": "No answer came: take the ticket out of the queue, tell the player.",
                 "Type": "Task",
-                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Resource": f"arn:{partition}:states:::sqs:sendMessage",
                 "Parameters": {
                     "QueueUrl": queue_url,
                     "MessageBody": {"kind": "abandon", "ticket.$": "$.ticket"},
@@ -77,5 +78,5 @@ def definition(queue_url: str) -> dict[str, Any]:
     }
 
 
-def definition_json(queue_url: str) -> str:
-    return json.dumps(definition(queue_url), separators=(",", ":"))
+def definition_json(queue_url: str, partition: str = "aws") -> str:
+    return json.dumps(definition(queue_url, partition), separators=(",", ":"))

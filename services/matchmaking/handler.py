@@ -64,4 +64,4 @@ def _on_message(body: dict[str, Any]) -> None:
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, _on_message, obs.logger.exception)
+    return process_batch(event, context, _on_message, obs.logger.exception)

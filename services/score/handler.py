@@ -29,4 +29,4 @@ def _on_event(body: dict[str, Any]) -> None:
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, _on_event, obs.logger.exception)
+    return process_batch(event, context, _on_event, obs.logger.exception)

@@ -141,14 +141,22 @@ class TurnService:
             return
         state = loads(table.state)
         extra: list[dict[str, Any]] = []
+        joker = False
         try:
             action = from_model(message.move)
             if isinstance(action, JokerButton):
+                joker = True
                 state = with_account_jokers(state, seat, self._ledger.balance(player_id).jokers)
                 debit = [joker_debit(table.table_id, table.round, player_id)]
                 extra = self._ledger.items(debit, self._clock.now())
             new_state, _ = apply(state, seat, action)
         except EngineError as exc:
+            # The balance is read after the table: a rival press of the same turn may have
+            # spent the joker and moved the table in between. Then the move is stale.
+            fresh = self._store.get_table(table.table_id) if joker else None
+            if fresh is not None and fresh.version != table.version:
+                self._stale(connection_id, fresh, seat)
+                return
             self._telemetry.count(f"refused_{exc.code}")
             self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
             return
@@ -196,6 +204,13 @@ class TurnService:
         state = _state_of(table) if due else None
         if table is None or state is None or not self._running(table, state):
             self._telemetry.count("timers_stale")
+            return
+        if table.turn_deadline is not None and self._clock.now() < table.turn_deadline:
+            # Early (a far deadline's schedule, or clocks apart): never play a turn before
+            # its deadline; the timer is set again for the seconds left.
+            self._telemetry.count("timers_early")
+            if self._timers is not None:
+                self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
             return
         self._telemetry.count("timers_expired")
         applied = self._auto_play(table, state)

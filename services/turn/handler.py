@@ -36,7 +36,7 @@ def _on_event(body: dict[str, Any]) -> None:
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, _on_event, obs.logger.exception)
+    return process_batch(event, context, _on_event, obs.logger.exception)
 
 
 def _on_timer(body: dict[str, Any]) -> None:
@@ -46,4 +46,4 @@ def _on_timer(body: dict[str, Any]) -> None:
 
 @obs.handler
 def timers(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, _on_timer, obs.logger.exception)
+    return process_batch(event, context, _on_timer, obs.logger.exception)

@@ -30,10 +30,13 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
     started = time.perf_counter()
     app = cdk.App(outdir=str(outdir), context=dict(SYNTH_DEFAULTS))
     configs = {
-        "dev": Config(),
+        "dev": Config(bundle=False),
         # The other branch of every switch: production, tracing on, other timings and stakes.
         "prod": Config(
             stage="prod",
+            bundle=False,
+            reserved_concurrency=True,
+            api_gateway_logs_role=True,
             tracing=True,
             turn_seconds=45,
             turn_p99_alarm_ms=800,

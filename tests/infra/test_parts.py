@@ -24,7 +24,10 @@ def test_defaults() -> None:
     config = Config.from_context(lambda key: None)
     assert config == Config()
     assert (config.stage, config.turn_seconds, config.log_retention_days) == ("dev", 60, 30)
-    assert not config.protect_tables and not config.retain_data and not config.bundle
+    assert not config.protect_tables and not config.retain_data
+    assert config.bundle, "a plain synth builds the layer: what it writes can be deployed"
+    # What a new account's first deploy must survive (infra/README.md).
+    assert not config.reserved_concurrency and not config.api_gateway_logs_role
 
 
 def test_context_strings_from_the_command_line_are_parsed() -> None:
@@ -37,9 +40,9 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         "archiveRetentionDays": "0",
         "tracing": "true",
         "turnP99AlarmMs": "750",
-        "bundle": "TRUE",
-        "apiGatewayLogsRole": "false",
-        "reservedConcurrency": False,
+        "bundle": "FALSE",
+        "apiGatewayLogsRole": "true",
+        "reservedConcurrency": True,
         "queueSeconds": "90",
         "pollSeconds": "5",
         "arenaStakes": "100,250",
@@ -54,9 +57,9 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         archive_retention_days=0,
         tracing=True,
         turn_p99_alarm_ms=750,
-        bundle=True,
-        api_gateway_logs_role=False,
-        reserved_concurrency=False,
+        bundle=False,
+        api_gateway_logs_role=True,
+        reserved_concurrency=True,
         queue_seconds=90,
         poll_seconds=5,
         arena_stakes=(100, 250),

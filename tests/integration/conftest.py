@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from local.aws import LocalAws, reset, start_moto
-from tests.integration.harness import SECRET, Harness, Inbox
+from local.aws import start_moto
+from local.iam import EVERY_USE
+from tests.integration.harness import Harness
+from tests.integration.machine import fresh_harness
+
+
+@pytest.fixture(scope="session", autouse=True)
+def iam_uses() -> Iterator[None]:
+    """With CANASTA_IAM_USES=<file>: write every (function, action, resource) the tier used."""
+    yield
+    path = os.environ.get("CANASTA_IAM_USES")
+    if path:
+        Path(path).write_text("".join(f"{f}\t{a}\t{r}\n" for f, a, r in sorted(EVERY_USE)))
 
 
 @pytest.fixture(scope="session")
@@ -22,16 +34,12 @@ def moto_url() -> Iterator[str]:
 
 @pytest.fixture
 def harness(moto_url: str) -> Iterator[Harness]:
-    reset(moto_url)
-    saved = dict(os.environ)
-    inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET)
-    try:
-        yield Harness(aws, inbox)
-        # Every delivery the platform made must have succeeded: a handler that
-        # reported a failed record (and would be retried forever) fails the test.
-        assert aws.dispatcher.errors == [], aws.dispatcher.errors
-    finally:
-        aws.close()
-        os.environ.clear()
-        os.environ.update(saved)
+    with fresh_harness(moto_url) as harness:
+        yield harness
+
+
+@pytest.fixture
+def quick_turns(moto_url: str) -> Iterator[Harness]:
+    """Turns of 5 s (the shortest setting): timers that fire in real time, in a test."""
+    with fresh_harness(moto_url, turn_seconds=5) as harness:
+        yield harness

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,24 +17,45 @@ from tests.integration.harness import SECRET, Harness, Inbox
 
 
 @contextmanager
-def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
-    """A fresh account on the shared moto server, built with ``env`` (CANASTA_* settings)."""
+def fresh_harness(
+    moto_url: str,
+    turn_seconds: int = 60,
+    env: Mapping[str, str] | None = None,
+    timing: Mapping[str, Any] | None = None,
+) -> Iterator[Harness]:
+    """A fresh account on the shared moto server, its handlers wired to it.
+
+    ``env``: CANASTA_* settings; ``timing``: the dispatcher's ``clock`` and
+    ``within_minute`` (local/dispatcher.py). At the end, every delivery the
+    platform made must have succeeded (a handler that reported a failed record
+    would be retried forever) and no call a handler made may have been denied
+    by its function's role (local/iam.py).
+    """
     reset(moto_url)
     saved = dict(os.environ)
-    os.environ.update({"CANASTA_POLL_SECONDS": "1", **env})
+    os.environ.update(env or {})
     inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET)
-    harness = Harness(aws, inbox)
+    aws = LocalAws(moto_url, inbox.deliver, SECRET, turn_seconds=turn_seconds, timing=timing)
     try:
-        yield harness
-        running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]
-        assert running == [], f"executions still running at the end: {running}"
+        yield Harness(aws, inbox)
         assert aws.dispatcher.errors == [], aws.dispatcher.errors
+        aws.iam.assert_none_denied()
     finally:
-        stop_running(harness)
         aws.close()
         os.environ.clear()
         os.environ.update(saved)
+
+
+@contextmanager
+def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
+    """A fresh account with fast ticket polls, built with ``env`` (CANASTA_* settings)."""
+    with fresh_harness(moto_url, env={"CANASTA_POLL_SECONDS": "1", **env}) as harness:
+        try:
+            yield harness
+            running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]
+            assert running == [], f"executions still running at the end: {running}"
+        finally:
+            stop_running(harness)
 
 
 def stop_running(harness: Harness) -> None:

@@ -65,6 +65,7 @@ def fresh_stack(moto_url: str, **env: str) -> Iterator[Harness]:
     aws = LocalAws(moto_url, inbox.deliver, SECRET, turn_seconds=TURN_SECONDS)
     try:
         yield Harness(aws, inbox)
+        aws.iam.assert_none_denied()
     finally:
         aws.close()
         os.environ.clear()
@@ -131,7 +132,7 @@ def _target(service: str, operation: str, params: dict[str, Any]) -> str:
         return ",".join(e.get("DetailType", "") for e in body.get("Entries", []))
     if service == "apigatewaymanagementapi":
         return "@connections"
-    if service == "scheduler":
+    if service in ("scheduler", "sqs"):
         return "turn timer"
     return ""
 
@@ -159,6 +160,7 @@ ERROR_CODES = {
     "dynamodb": "ProvisionedThroughputExceededException",
     "eventbridge": "InternalException",
     "scheduler": "ThrottlingException",
+    "sqs": "RequestThrottled",
     "apigatewaymanagementapi": "LimitExceededException",
 }
 
@@ -405,10 +407,28 @@ class Seats:
         )
 
 
+CONNECT_ATTEMPTS = 3
+
+
+def connect(harness: Harness, player: str) -> str:
+    """Connect as a client does: a failed ``$connect`` (API Gateway answers 500) is retried."""
+    for attempt in range(CONNECT_ATTEMPTS):
+        try:
+            connection = harness.connect(player)
+        except Exception:
+            if attempt == CONNECT_ATTEMPTS - 1:
+                raise
+            continue
+        assert connection is not None
+        return connection
+    raise AssertionError("unreachable")
+
+
 def start_match(harness: Harness, table_id: str, players: list[str]) -> Seats:
     """Fund and connect the players, form a one-round table, let the platform deal."""
     fund(harness, players)
-    conns = harness.start_table(table_id, players, MatchMode.ONE_ROUND)
+    conns = {seat: connect(harness, p) for seat, p in enumerate(players, start=1)}
+    harness.form_table(table_id, players, MatchMode.ONE_ROUND)
     seats = Seats(harness, table_id, conns)
     seats.read()
     return seats

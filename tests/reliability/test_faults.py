@@ -33,6 +33,9 @@ stack rewires the handlers (``local.aws.reset_handlers``).
 from __future__ import annotations
 
 import json
+import os
+import random
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
@@ -63,6 +66,11 @@ TABLE = "fault-82"
 joker button, melds, discards, going out): 37 re-runs of it take about a minute."""
 PLAYERS = ["fa", "fb", "fc", "fd"]
 RECOVERABLE = {"internal", "stale_version"}
+SAMPLE = 60
+"""Faults drawn per run from every call of the match (``make fault-sweep``: all of them)."""
+SEED = int(os.environ.get("CANASTA_FAULT_SEED") or secrets.randbelow(2**32))
+"""Different on every run; a failure names it: ``CANASTA_FAULT_SEED=<seed>`` replays it."""
+SWEEP = os.environ.get("CANASTA_FAULT_SWEEP") == "all"
 
 
 @dataclass(frozen=True)
@@ -263,11 +271,79 @@ def test_one_failed_call_leaves_the_match_unchanged(
     spec: Spec, moto_endpoint: str, injector: FaultInjector, baseline: Run
 ) -> None:
     fault = spec.resolve(baseline.calls)
+    check_fault(
+        fault,
+        name=spec.id,
+        exercises=spec.exercises,
+        moto_endpoint=moto_endpoint,
+        injector=injector,
+        baseline=baseline,
+    )
+
+
+def every_fault(calls: list[Call]) -> list[Fault]:
+    """Each call of the fault-free match failing, both ways: the whole space."""
+    kinds: tuple[FaultKind, ...] = ("error", "timeout")
+    return [Fault(call, kind) for call in calls for kind in kinds]
+
+
+def drawn(calls: list[Call]) -> list[Fault]:
+    faults = every_fault(calls)
+    if SWEEP:
+        return faults
+    return random.Random(SEED).sample(faults, min(SAMPLE, len(faults)))
+
+
+def test_the_sample_is_drawn_from_every_call_and_replays_from_its_seed(baseline: Run) -> None:
+    print(f"fault sample: CANASTA_FAULT_SEED={SEED}")
+    faults = every_fault(baseline.calls)
+    assert {f.call.path.split(".")[0] for f in faults} >= {
+        "connect",
+        "deal",
+        "turn",
+        "relay",
+        "score",
+        "ledger",
+        "matchmaking",
+    }
+    assert drawn(baseline.calls) == drawn(baseline.calls)
+    assert len(drawn(baseline.calls)) == (len(faults) if SWEEP else SAMPLE)
+
+
+@pytest.mark.parametrize("index", range(SAMPLE))
+def test_a_seeded_sample_of_every_call_failing_leaves_the_match_unchanged(
+    index: int, moto_endpoint: str, injector: FaultInjector, baseline: Run
+) -> None:
+    """``make fault-sweep`` runs every fault of the match instead (CANASTA_FAULT_SWEEP=all)."""
+    faults = drawn(baseline.calls)
+    chosen = faults[index::SAMPLE]
+    for fault in chosen:
+        check_fault(
+            fault,
+            name=f"seed {SEED} #{index}",
+            exercises=fault.kind,
+            moto_endpoint=moto_endpoint,
+            injector=injector,
+            baseline=baseline,
+        )
+
+
+def check_fault(
+    fault: Fault,
+    *,
+    name: str,
+    exercises: str,
+    moto_endpoint: str,
+    injector: FaultInjector,
+    baseline: Run,
+) -> None:
+    """Play the match with ``fault``; it must end exactly as the fault-free one did."""
+    replay = f" [replay: CANASTA_FAULT_SEED={SEED}]" if name.startswith("seed") else ""
     run = play(moto_endpoint, injector, fault)
-    assert injector.fired, f"{fault} never fired"
-    fired = injector.fired[0]
+    assert injector.fired, f"{fault} never fired{replay}"
+    fired = f"{injector.fired[0]}{replay}"
     print(
-        f"{spec.id} ({spec.exercises}): {fired}; redelivered {len(run.redelivered)}, "
+        f"{name} ({exercises}): {fired}; redelivered {len(run.redelivered)}, "
         f"resent {run.played.resends}, refusals {dict(run.played.refusals)}"
     )
     stored = run.problems + differences(baseline.outcome, run.outcome)
@@ -278,7 +354,7 @@ def test_one_failed_call_leaves_the_match_unchanged(
         )
     in_store = f"; in the store: {'; '.join(stored)}" if stored else ""
     assert run.stalled is None, f"{fired}: the clients could not finish: {run.stalled}{in_store}"
-    assert run.played.crashes == []
-    assert set(run.played.refusals) <= RECOVERABLE, run.played.refusals
-    assert stored == []
-    assert run.heard == [1, 2, 3, 4], f"only seats {run.heard} heard the match result"
+    assert run.played.crashes == [], fired
+    assert set(run.played.refusals) <= RECOVERABLE, (fired, run.played.refusals)
+    assert stored == [], fired
+    assert run.heard == [1, 2, 3, 4], f"{fired}: only seats {run.heard} heard the match result"

@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
-from services.common.adapters import ApiGatewayPusher, EventBridgePublisher, SchedulerTurnTimers
+from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, EventBridgePublisher
 from services.common.store import Outbound
 
 pytestmark = pytest.mark.unit
@@ -95,40 +95,75 @@ def test_a_refused_entry_raises_so_that_the_caller_retries() -> None:
             )
 
 
-def test_a_turn_timer_is_a_one_time_schedule_to_the_timer_queue() -> None:
-    client = _client("scheduler")
-    with Stubber(client) as stubber:
+class _At:
+    def __init__(self, now: float) -> None:
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+
+NOW = 1_800_000_000.0
+BODY = json.dumps({"table_id": "t1", "turn_started": 7})
+
+
+def _timers(sqs: Any, scheduler: Any) -> DeadlineTurnTimers:
+    return DeadlineTurnTimers(
+        sqs,
+        "https://q/1/timers",
+        scheduler=scheduler,
+        group="group",
+        queue_arn="arn:queue",
+        role_arn="arn:role",
+        clock=_At(NOW),
+    )
+
+
+@pytest.mark.parametrize(("seconds", "delay"), [(60.0, 60), (44.2, 45), (900.0, 900), (-3.0, 0)])
+def test_a_near_deadline_is_a_message_delayed_to_the_second(seconds: float, delay: int) -> None:
+    """SQS delays to the second (at most 900 s): the timer never arrives before the deadline."""
+    sqs, scheduler = _client("sqs"), _client("scheduler")
+    with Stubber(sqs) as stubbed, Stubber(scheduler) as no_schedule:
+        stubbed.add_response(
+            "send_message",
+            {"MessageId": "m"},
+            {"QueueUrl": "https://q/1/timers", "MessageBody": BODY, "DelaySeconds": delay},
+        )
+        _timers(sqs, scheduler).schedule("t1", 7, NOW + seconds)
+        stubbed.assert_no_pending_responses()
+        no_schedule.assert_no_pending_responses()
+
+
+def test_a_far_deadline_is_a_schedule_a_minute_early_to_the_timer_queue() -> None:
+    """Scheduler fires within the minute of its time: set a minute early, it is always early."""
+    sqs, scheduler = _client("sqs"), _client("scheduler")
+    with Stubber(scheduler) as stubber:
         stubber.add_response(
             "create_schedule",
             {"ScheduleArn": "arn:aws:scheduler:eu-west-1:1:schedule/g/turn-t1-7"},
             {
                 "Name": "turn-t1-7",
                 "GroupName": "group",
-                "ScheduleExpression": "at(2027-01-15T08:00:00)",
+                # NOW + 3600 s is 2027-01-15T09:00:00; a minute before.
+                "ScheduleExpression": "at(2027-01-15T08:59:00)",
                 "FlexibleTimeWindow": {"Mode": "OFF"},
                 "ActionAfterCompletion": "DELETE",
-                "Target": {
-                    "Arn": "arn:queue",
-                    "RoleArn": "arn:role",
-                    "Input": json.dumps({"table_id": "t1", "turn_started": 7}),
-                },
+                "Target": {"Arn": "arn:queue", "RoleArn": "arn:role", "Input": BODY},
             },
         )
-        SchedulerTurnTimers(client, "group", "arn:queue", "arn:role").schedule(
-            "t1", 7, 1_800_000_000.0
-        )
+        _timers(sqs, scheduler).schedule("t1", 7, NOW + 3600)
         stubber.assert_no_pending_responses()
 
 
 def test_scheduling_the_same_turn_twice_is_not_an_error() -> None:
-    client = _client("scheduler")
+    sqs, client = _client("sqs"), _client("scheduler")
     with Stubber(client) as stubber:
         stubber.add_client_error(
             "create_schedule", service_error_code="ConflictException", http_status_code=409
         )
-        SchedulerTurnTimers(client, "group", "arn:queue", "arn:role").schedule("t1", 7, 0.0)
+        _timers(sqs, client).schedule("t1", 7, NOW + 3600)
         stubber.add_client_error(
             "create_schedule", service_error_code="ValidationException", http_status_code=400
         )
         with pytest.raises(ClientError):
-            SchedulerTurnTimers(client, "group", "arn:queue", "arn:role").schedule("t1", 7, 0.0)
+            _timers(sqs, client).schedule("t1", 7, NOW + 3600)

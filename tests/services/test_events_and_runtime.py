@@ -92,9 +92,28 @@ def test_process_batch_reports_only_the_failed_records() -> None:
             {"messageId": "m4", "body": "not json"},
         ]
     }
-    result = process_batch(event, handle, errors.append)
+    result = process_batch(event, None, handle, errors.append)
     assert result == {"batchItemFailures": [{"itemIdentifier": "m2"}, {"itemIdentifier": "m4"}]}
     assert handled == [{"n": 1}, {"n": 3}]
+    assert len(errors) == 2
+
+
+def test_a_batch_whose_every_record_failed_fails_the_invocation() -> None:
+    """So the function's error alarm sees it (a denied call on every message, say)."""
+    from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+    def handle(body: dict[str, Any]) -> None:
+        raise PermissionError(body["n"])
+
+    errors: list[Exception] = []
+    event = {
+        "Records": [
+            {"messageId": "m1", "body": json.dumps({"n": 1})},
+            {"messageId": "m2", "body": json.dumps({"n": 2})},
+        ]
+    }
+    with pytest.raises(BatchProcessingError):
+        process_batch(event, None, handle, errors.append)
     assert len(errors) == 2
 
 

@@ -315,6 +315,7 @@ def test_a_timer_that_loses_a_race_to_the_move_does_nothing(
         original(*args, **kwargs)
 
     monkeypatch.setattr(store, "commit_actions", racing)
+    deps["clock"].advance(60)
     turn.expire_turn("t1", 1)
 
     (log,) = _logs(store)
@@ -363,8 +364,9 @@ def test_absent_seats_are_auto_played_after_a_move(
 
 
 def test_a_timer_plays_the_current_turn_once(
-    turn: TurnService, store: GameStore, dealt: RoundState
+    turn: TurnService, store: GameStore, dealt: RoundState, clock: FakeClock
 ) -> None:
+    clock.advance(60)
     turn.expire_turn("t1", 1)
     turn.expire_turn("t1", 1)
     (log,) = _logs(store)
@@ -379,13 +381,35 @@ def test_a_timer_plays_the_current_turn_once(
     _unchanged(store, before)
 
 
+def test_a_timer_before_the_deadline_never_plays_the_turn_and_is_set_again(
+    turn: TurnService,
+    store: GameStore,
+    dealt: RoundState,
+    clock: FakeClock,
+    timers: RecordingTimers,
+) -> None:
+    """TABLE-2: a timer that arrives early (Scheduler fires within its minute) waits."""
+    table = store.get_table("t1")
+    assert table is not None and table.turn_deadline == clock.now() + 60
+    before = store.history("t1")
+    clock.advance(59.5)
+    turn.expire_turn("t1", 1)
+    _unchanged(store, before)
+    assert timers.scheduled[-1] == ("t1", 1, table.turn_deadline), "set again for the rest"
+    clock.advance(0.5)
+    turn.expire_turn("t1", 1)
+    (log,) = _logs(store)
+    assert log["auto"]["BOOL"] is True, "at the deadline the turn is played"
+
+
 def test_a_timer_after_the_draw_only_discards(
-    turn: TurnService, store: GameStore, dealt: RoundState
+    turn: TurnService, store: GameStore, dealt: RoundState, clock: FakeClock
 ) -> None:
     turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
     turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
     table = store.get_table("t1")
     assert table is not None and (table.version, table.turn_started) == (3, 2)
+    clock.advance(60)
     turn.expire_turn("t1", 2)
     logs = _logs(store)
     assert [(json.loads(i["action"]["S"])["type"], i["auto"]["BOOL"]) for i in logs] == [

@@ -1,0 +1,82 @@
+"""The roles the local stack enforces are exactly the roles the template deploys.
+
+``local/iam.py`` checks every handler call against ``infra.policies.grants``;
+that is only as strict as AWS if the synthesized template grants each function
+those statements and nothing else a handler could use. The statements the
+platform itself needs (the function's logs, its event source mapping's reads
+and on-failure destination, tracing) may be there besides, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from infra.functions import FUNCTIONS
+from infra.policies import grants
+from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
+from tests.infra.test_stack import actions, function_statements
+
+pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
+
+PLATFORM_ACTIONS = {
+    # The function's own log group.
+    "logs:CreateLogStream",
+    "logs:PutLogEvents",
+    # The SQS event source mapping polls with the function's role.
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    # The stream event source mapping, and its on-failure destination.
+    "dynamodb:ListStreams",
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+    "sqs:SendMessage",
+    # Tracing.
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+}
+
+Triple = tuple[str, str, str]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _triples(statement: dict[str, Any]) -> set[Triple]:
+    assert statement["Effect"] == "Allow", statement
+    resources = statement["Resource"]
+    resources = resources if isinstance(resources, list) else [resources]
+    condition = _canonical(statement.get("Condition"))
+    return {(a, _canonical(r), condition) for a in actions(statement) for r in resources}
+
+
+def _rendered(stack: Any, key: str) -> set[Triple]:
+    return {
+        (
+            action,
+            _canonical(stack.resolve(stack.resource_arn(g.resource))),
+            _canonical({op: dict(values) for op, values in g.conditions.items()} or None),
+        )
+        for g in grants(FUNCTIONS[key])
+        for action in g.actions
+    }
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+@pytest.mark.parametrize("key", sorted(FUNCTIONS))
+def test_each_role_holds_exactly_the_grants_the_local_stack_enforces(
+    synthesis: Synthesis, stage: str, key: str
+) -> None:
+    template = synthesis.templates[stage]
+    deployed = set().union(*(_triples(s) for s in function_statements(template, stage, key)))
+    rendered = _rendered(synthesis.stacks[stage], key)
+    assert rendered <= deployed, "every grant the local stack allows is deployed"
+    extra = {t for t in deployed - rendered if t[0] not in PLATFORM_ACTIONS}
+    assert extra == set(), "the role allows a handler more than the local stack does"
