@@ -155,7 +155,7 @@ class TurnService:
             # spent the joker and moved the table in between. Then the move is stale.
             fresh = self._store.get_table(table.table_id) if joker else None
             if fresh is not None and fresh.version != table.version:
-                self._stale(connection_id, fresh, seat)
+                self._stale(connection_id, fresh, seat, cid=cid)
                 return
             self._telemetry.count(f"refused_{exc.code}")
             self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)

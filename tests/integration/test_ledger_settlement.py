@@ -623,9 +623,19 @@ def test_a_press_that_loses_the_race_to_the_same_press_is_stale_not_refused(
         return original(account)
 
     monkeypatch.setattr(ledger, "balance", rival_first)
-    hx.play(conns[2], "jk", before, {"type": "joker_button"})
+    hx.send(
+        conns[2],
+        {
+            "action": "play",
+            "table_id": "jk",
+            "version": before,
+            "move": {"type": "joker_button"},
+            "cid": "press-1",
+        },
+    )
     errors = [m for m in hx.received(conns[2]) if m["type"] == "error"]
     assert [e["code"] for e in errors] == ["stale_version"]
+    assert errors[0].get("cid") == "press-1", "the answer names the press it answers"
     assert errors[0]["view"]["version"] == before + 1
     assert book_of(hx).balance("k2").jokers == 0, "one joker spent, once"
 
