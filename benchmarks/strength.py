@@ -105,15 +105,16 @@ def main(argv: Sequence[str]) -> int:
         "--level",
         action="append",
         default=[],
-        metavar="NAME=C,W,H",
-        help="try another budget: candidates, worlds, horizon (e.g. hard=4,12,48)",
+        metavar="NAME=C,W,H[,K,D]",
+        help="another budget: candidates, worlds, horizon, hand weight, doubt (hard=4,12,48)",
     )
     args = parser.parse_args(argv)
     levels = {"normal": NORMAL, "hard": HARD}
     for spec in args.level:
         name, numbers = spec.split("=")
-        c, w, h = (int(x) for x in numbers.split(","))
-        levels[name] = Level(name, candidates=c, worlds=w, horizon=h)
+        c, w, h, *rest = numbers.split(",")
+        extra = dict(zip(("hands", "doubt"), (float(x) for x in rest), strict=False))
+        levels[name] = Level(name, int(c), int(w), int(h), **extra)
     timings = {name: Timings() for name in ("easy", "normal", "hard")}
     figures = []
     started = time.process_time()
@@ -141,7 +142,10 @@ def main(argv: Sequence[str]) -> int:
         figures.append(
             Figure("decision CPU time, ms", f"{name} p99", percentile(t.all, 0.99), note=note)
         )
-    budgets = ", ".join(f"{v.name} {v.candidates}x{v.worlds}x{v.horizon}" for v in levels.values())
+    budgets = ", ".join(
+        f"{v.name} {v.candidates}x{v.worlds}x{v.horizon} hands {v.hands} doubt {v.doubt}"
+        for v in levels.values()
+    )
     cpu = time.process_time() - started
     title = f"strength ({budgets}): {args.deals} deals per pairing, {cpu:.0f} s CPU"
     print(table(figures, title))

@@ -6,9 +6,10 @@ heuristic's gain and the safest discards by its cost), deals the tiles it
 cannot see afresh into ``worlds`` worlds consistent with its view
 (determinization), and in each world plays every candidate, then
 ``horizon`` more actions with the heuristic in every seat, and scores the
-position (SCORE-1, its team's total minus the other's). The candidate with
-the best total over the same worlds is played; the heuristic's choice wins
-ties, so the search departs from it only on evidence.
+position (SCORE-1, its team's total minus the other's). An alternative is
+played instead of the heuristic's choice only when its lead over it, paired
+world by world, stands ``doubt`` standard errors above zero; of those, the
+one whose lower bound is highest.
 
 Information-fair by construction: the hidden tiles are the full set less
 every tile the seat can see (its hand, the melds, the discard pile, the bonus
@@ -22,6 +23,7 @@ time, and the same seed and position give the same move.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -43,6 +45,15 @@ class Level:
     candidates: int
     worlds: int
     horizon: int
+    hands: float = 1.0
+    doubt: float = 1.5
+    """How many standard errors of the paired difference over the same worlds an
+    alternative must lead the heuristic's choice by to be played instead: the
+    look-ahead is short and its worlds few, so a lead within the noise is not
+    evidence."""
+    """What the tiles still in hand weigh when the look-ahead stops before the
+    round's end: at full value (SCORE-1) a pile just taken looks like a loss,
+    though most of it will be melded before anyone goes out."""
 
     @property
     def budget(self) -> int:
@@ -132,16 +143,30 @@ def world(state: RoundState, seat: int, seed: str, *, button: bool) -> RoundStat
     return new
 
 
-def _playout(state: RoundState, seat: int, action: Action, horizon: int) -> int:
+def _playout(state: RoundState, seat: int, action: Action, level: Level) -> float:
     """Play ``action``, then ``horizon`` heuristic actions; the team's score lead."""
     state, _ = apply(state, seat, action)
-    for _ in range(horizon):
+    for _ in range(level.horizon):
         if state.phase == "round_over":
             break
         turn = state.turn
         state, _ = apply(state, turn, heuristic_policy(state, turn))
     team = team_of(seat)
-    return score_team(state, team).total - score_team(state, 1 - team).total
+    ours, theirs = score_team(state, team), score_team(state, 1 - team)
+    lead = float(ours.total - theirs.total)
+    if state.phase != "round_over":
+        lead -= (1 - level.hands) * (ours.hands - theirs.hands)
+    return lead
+
+
+def _lower_bound(diffs: list[float], doubt: float) -> float:
+    """The mean of ``diffs`` less ``doubt`` standard errors."""
+    n = len(diffs)
+    mean = sum(diffs) / n
+    if n < 2:
+        return mean
+    var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+    return mean - doubt * math.sqrt(var / n)
 
 
 def search_policy(level: Level, seed: str) -> Policy:
@@ -157,8 +182,16 @@ def search_policy(level: Level, seed: str) -> Policy:
         key = f"{seed}|{_public_key(state, seat)}"
         button = JOKER_BUTTON in actions
         worlds = [world(state, seat, f"{key}|{i}", button=button) for i in range(level.worlds)]
-        totals = [sum(_playout(w, seat, a, level.horizon) for w in worlds) for a in candidates]
-        return candidates[totals.index(max(totals))]
+        base = [_playout(w, seat, candidates[0], level) for w in worlds]
+        best, best_margin = candidates[0], 0.0
+        for action in candidates[1:]:
+            diffs = [
+                _playout(w, seat, action, level) - b for w, b in zip(worlds, base, strict=True)
+            ]
+            margin = _lower_bound(diffs, level.doubt)
+            if margin > best_margin:
+                best, best_margin = action, margin
+        return best
 
     return choose
 
