@@ -23,12 +23,11 @@ loop then starts a new game.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.engine import child
 from benchmarks.report import Figure, median, table
 
 SECTION = "random self-play, one core"
@@ -80,14 +79,7 @@ print(json.dumps({"actions": actions, "seconds": seconds}))
 
 def _run(python: str, code: str, cwd: Path, target: int, seed: int) -> float:
     """Actions per CPU second of one child."""
-    out = subprocess.run(
-        [python, "-c", code, str(target), str(seed)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    result = json.loads(out)
+    result = child(python, code, cwd, target, seed)
     return float(result["actions"]) / float(result["seconds"])
 
 

@@ -61,8 +61,8 @@ class Level:
         return self.candidates * self.worlds * (self.horizon + 1)
 
 
-NORMAL: Final = Level("normal", candidates=3, worlds=10, horizon=20)
-HARD: Final = Level("hard", candidates=4, worlds=16, horizon=28)
+NORMAL: Final = Level("normal", candidates=3, worlds=10, horizon=20, hands=0.5)
+HARD: Final = Level("hard", candidates=4, worlds=16, horizon=28, hands=0.5)
 LEVELS: Final = ("easy", "normal", "hard")
 """``easy`` is the heuristic bot itself."""
 
