@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from benchmarks.report import Figure, median, median_percentile, table
 from shared_engine import apply, legal_actions, start_round
@@ -153,16 +154,21 @@ print(json.dumps({"per_second": actions / seconds, "legal": legal}))
 """
 
 
-def _measure(checkout: Path, rounds: int, seed: int) -> tuple[float, list[float]]:
-    """Self-play actions per second and ``legal_actions`` call times, in ``checkout``."""
+def child(python: str, code: str, cwd: Path, *args: object) -> Any:
+    """What a child process running ``code`` in ``cwd`` printed, as JSON."""
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(rounds), str(seed)],
-        cwd=checkout,
+        [python, "-c", code, *map(str, args)],
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    result = json.loads(out)
+    return json.loads(out)
+
+
+def _measure(checkout: Path, rounds: int, seed: int) -> tuple[float, list[float]]:
+    """Self-play actions per second and ``legal_actions`` call times, in ``checkout``."""
+    result = child(sys.executable, _CHILD, checkout, rounds, seed)
     return float(result["per_second"]), [float(x) for x in result["legal"]]
 
 

@@ -9,7 +9,7 @@ check it against the commitment published when the round started (DEAL-4).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from shared_engine.match import first_player, threshold_for
 from shared_engine.state import RoundState, new_state, next_seat, team_of
@@ -30,7 +30,12 @@ def _stream(seed: str) -> Iterator[int]:
 
 def shuffled(seed: str) -> tuple[int, ...]:
     """The 106 tiles in the order fixed by ``seed`` (unbiased, by rejection)."""
-    tiles = list(FULL_SET)
+    return tuple(shuffle(seed, FULL_SET))
+
+
+def shuffle(seed: str, items: Sequence[int]) -> list[int]:
+    """``items`` in the order fixed by ``seed``: the deal's shuffle, for any tiles."""
+    tiles = list(items)
     words = _stream(seed)
     for i in range(len(tiles) - 1, 0, -1):
         bound = i + 1
@@ -40,7 +45,7 @@ def shuffled(seed: str) -> tuple[int, ...]:
             word = next(words)
         j = word % bound
         tiles[i], tiles[j] = tiles[j], tiles[i]
-    return tuple(tiles)
+    return tiles
 
 
 def commitment(seed: str, order: tuple[int, ...]) -> str:

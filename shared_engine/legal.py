@@ -36,6 +36,7 @@ and without the bound).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from typing import Final
 
 from shared_engine.actions import (
@@ -79,7 +80,7 @@ def _shapes(
     existing: tuple[int, ...],
     top: int,
     least: int,
-) -> list[Shape]:
+) -> tuple[Shape, ...]:
     """Every shape of a spec of ``rank`` that MELD-1..3 allow.
 
     ``held``, ``twos`` and ``jokers`` are what the hand can give; ``top`` is 1
@@ -90,12 +91,20 @@ def _shapes(
     for t in existing:
         if t >> 2 == rank:
             e_nat += 1
-    e_wild = len(existing) - e_nat
     if rank == 2:
-        twos, limit = 0, 2
-    else:
-        limit = 3
-    fewest = 1 if existing else 3
+        twos = 0
+    return _shape_table(
+        (rank == 2, held, twos, jokers, e_nat, len(existing) - e_nat, bool(existing), top, least)
+    )
+
+
+@cache
+def _shape_table(key: tuple[bool, int, int, int, int, int, bool, int, int]) -> tuple[Shape, ...]:
+    """``_shapes`` in counts alone: a few hundred distinct arguments recur all game long,
+    so each is worked out once (listing melds is most of a random move's time)."""
+    two_rank, held, twos, jokers, e_nat, e_wild, extends, top, least = key
+    limit = 2 if two_rank else 3
+    fewest = 1 if extends else 3
     shapes: list[Shape] = []
     for k in range(least, held + 1):
         naturals = e_nat + k + top
@@ -105,7 +114,7 @@ def _shapes(
             for aj in range((jokers if jokers < free else free) + 1):
                 if k + top + a2 + aj >= fewest:
                     shapes.append((k, a2, aj))
-    return shapes
+    return tuple(shapes)
 
 
 def _value(rank: int, shape: Shape) -> int:

@@ -1,0 +1,156 @@
+"""How strong the search bots are, in duplicate one-round matches, and how long they think.
+
+``python -m benchmarks.strength [--deals N] [--pairings hard:easy,normal:easy,hard:normal]``
+
+Each seeded deal is played twice, the two bots' teams swapping seats, so the
+luck of the deal cancels: a deal scores 1 for the first bot if it wins both
+matches, 0.5 for one, 0 for none. The win rate is the mean over deals, and its
+95% confidence interval the normal one over those per-deal scores (the two
+matches of a deal are not independent, so the deal is the unit). Matches are
+``MatchMode.ONE_ROUND`` (a tied round is followed by tie-break rounds).
+
+Every decision a search bot is asked for is timed in CPU time of this process
+(one thread: one core); p50 and p99 are over all of them, trivial ones (a
+single legal action) included, and p99 over the decisions with a choice is
+printed beside.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchmarks.report import Figure, percentile, table
+from shared_engine.actions import Action
+from shared_engine.bots import Policy
+from shared_engine.legal import legal_actions
+from shared_engine.match import MatchMode
+from shared_engine.search import HARD, NORMAL, Level, level_policy, search_policy
+from shared_engine.simulate import Tally, play_match
+from shared_engine.state import RoundState
+
+SECTION = "search bots, duplicate one-round matches"
+
+
+@dataclass
+class Timings:
+    all: list[float] = field(default_factory=list)
+    chosen: list[float] = field(default_factory=list)
+
+
+def timed(policy: Policy, timings: Timings) -> Policy:
+    def choose(state: RoundState, seat: int) -> Action:
+        choice = len(legal_actions(state, seat)) > 1
+        start = time.process_time()
+        action = policy(state, seat)
+        elapsed = (time.process_time() - start) * 1000
+        timings.all.append(elapsed)
+        if choice:
+            timings.chosen.append(elapsed)
+        return action
+
+    return choose
+
+
+def bot(name: str, seed: str, levels: dict[str, Level]) -> Policy:
+    """The level's bot, or a search bot with the budget given on the command line."""
+    return search_policy(levels[name], seed) if name in levels else level_policy(name, seed)
+
+
+def duplicate(
+    pairing: tuple[str, str],
+    deals: int,
+    seed: str,
+    *,
+    timings: dict[str, Timings],
+    levels: dict[str, Level],
+) -> list[float]:
+    """Per deal, the share of its two matches that the first bot's team won."""
+    first, second = pairing
+    scores = []
+    for deal in range(deals):
+        match_seed = f"{seed}:{deal}"
+        won = 0
+        for swap in (False, True):
+            bots = (
+                timed(bot(first, f"{match_seed}:{first}", levels), timings[first]),
+                timed(bot(second, f"{match_seed}:{second}", levels), timings[second]),
+            )
+            policies = (bots[1], bots[0]) if swap else bots
+            winner = play_match(policies, MatchMode.ONE_ROUND, match_seed, Tally())
+            won += winner == (1 if swap else 0)
+        scores.append(won / 2)
+    return scores
+
+
+def interval(scores: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and the 95% normal confidence interval over per-deal scores."""
+    n = len(scores)
+    mean = sum(scores) / n
+    var = sum((s - mean) ** 2 for s in scores) / (n - 1) if n > 1 else 0.0
+    half = 1.96 * math.sqrt(var / n)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--deals", type=int, default=50, help="deals per pairing (2 matches each)")
+    parser.add_argument("--seed", default="strength")
+    parser.add_argument("--pairings", default="hard:easy,normal:easy,hard:normal")
+    parser.add_argument(
+        "--level",
+        action="append",
+        default=[],
+        metavar="NAME=C,W,H[,K,D]",
+        help="another budget: candidates, worlds, horizon, hand weight, doubt (hard=4,12,48)",
+    )
+    args = parser.parse_args(argv)
+    levels = {"normal": NORMAL, "hard": HARD}
+    for spec in args.level:
+        name, numbers = spec.split("=")
+        c, w, h, *rest = numbers.split(",")
+        extra = dict(zip(("hands", "doubt"), (float(x) for x in rest), strict=False))
+        levels[name] = Level(name, int(c), int(w), int(h), **extra)
+    timings = {name: Timings() for name in ("easy", "normal", "hard")}
+    figures = []
+    started = time.process_time()
+    for pairing in args.pairings.split(","):
+        first, second = pairing.split(":")
+        mean, low, high = interval(
+            duplicate((first, second), args.deals, args.seed, timings=timings, levels=levels)
+        )
+        figures.append(
+            Figure(
+                SECTION,
+                f"{first} vs {second}, win rate",
+                mean * 100,
+                "{:.1f}%",
+                f"95% CI {low * 100:.1f}..{high * 100:.1f}%; {args.deals} deals, "
+                f"{2 * args.deals} matches",
+            )
+        )
+    for name in ("normal", "hard"):
+        t = timings[name]
+        if not t.all:
+            continue
+        note = f"{len(t.all)} decisions; p99 with a choice {percentile(t.chosen, 0.99):.1f}"
+        figures.append(Figure("decision CPU time, ms", f"{name} p50", percentile(t.all, 0.5)))
+        figures.append(
+            Figure("decision CPU time, ms", f"{name} p99", percentile(t.all, 0.99), note=note)
+        )
+    budgets = ", ".join(
+        f"{v.name} {v.candidates}x{v.worlds}x{v.horizon} hands {v.hands} doubt {v.doubt}"
+        for v in levels.values()
+    )
+    cpu = time.process_time() - started
+    title = f"strength ({budgets}): {args.deals} deals per pairing, {cpu:.0f} s CPU"
+    print(table(figures, title))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
