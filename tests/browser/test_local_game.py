@@ -662,7 +662,9 @@ class Player:
         self.after(version)
         _, after, taken = self.agree_with_server("pickup-taken")
         assert len(after.melds[team][rank]) == 3, names(after.melds[team][rank])
-        assert sum(1 for t in taken if t != "JK" and _rank(t) == rank) == 1, taken
+        # PILE-4: the rest of the pile comes to the hand, with any tile of that rank in it.
+        below = sum(1 for t in names(arranged.discard[:-1]) if t != "JK" and _rank(t) == rank)
+        assert sum(1 for t in taken if t != "JK" and _rank(t) == rank) == 1 + below, taken
         assert len(taken) == len(hand) - 2 + len(arranged.discard) - 1
         assert after.discard == ()
 
