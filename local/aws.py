@@ -34,6 +34,10 @@ HANDLER_MODULES = (
 )
 
 
+MOTO_LOCK = threading.Lock()
+"""Held by each request to the embedded AWS, and by housekeeping that edits its backends."""
+
+
 class _OneRequestAtATime:
     """WSGI middleware: moto's backends are not thread-safe, DynamoDB's API is.
 
@@ -47,10 +51,9 @@ class _OneRequestAtATime:
 
     def __init__(self, app: Any) -> None:
         self._app = app
-        self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        with self._lock:
+        with MOTO_LOCK:
             return list(self._app(environ, start_response))
 
 
@@ -116,8 +119,23 @@ def _partition_scoped(transact_write_items: Any) -> Any:
     return transact
 
 
+def _untracked(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """moto's ``BaseModel.__new__`` without the tracking.
+
+    moto appends every model object it ever creates (each item, each copy a
+    transaction takes for its rollback, each stream record, message and
+    iterator) to a list per class, for its dashboard: nothing it creates is
+    ever freed. That list, not the data, was what made the local stack grow
+    by gigabytes.
+    """
+    from moto.core.common_models import BaseModel  # noqa: PLC0415
+
+    return super(BaseModel, cls).__new__(cls)  # type: ignore[misc]
+
+
 def start_moto(port: int = 0) -> tuple[Any, str]:
     """A moto server on 127.0.0.1 that serves one request at a time; returns it and its URL."""
+    from moto.core.common_models import BaseModel  # noqa: PLC0415
     from moto.dynamodb.models import DynamoDBBackend  # noqa: PLC0415
     from moto.dynamodb.models.table import Table  # noqa: PLC0415
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer  # noqa: PLC0415
@@ -128,6 +146,7 @@ def start_moto(port: int = 0) -> tuple[Any, str]:
     )
     from werkzeug.serving import make_server  # noqa: PLC0415
 
+    BaseModel.__new__ = staticmethod(_untracked)  # type: ignore[method-assign]
     Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
     if not getattr(DynamoDBBackend.transact_write_items, "scoped", False):
         DynamoDBBackend.transact_write_items = _partition_scoped(  # type: ignore[method-assign]
@@ -206,15 +225,38 @@ class LocalAws:
         return boto3.client(service, endpoint_url=self.moto_url, region_name=REGION)
 
     def housekeeping(self) -> None:
-        """Forget the stream iterators moto keeps forever (one per read; ours are used once)."""
+        """Drop what moto would keep forever and the local stack never reads again.
+
+        - The stream iterators (one per read; ours are used once).
+        - The games table's stream records the relay has read: a shard keeps
+          24 hours of records in AWS; the local stack keeps what is not read yet.
+        """
+        from moto.dynamodb.models import dynamodb_backends  # noqa: PLC0415
         from moto.dynamodbstreams.models import dynamodbstreams_backends  # noqa: PLC0415
 
-        for regions in dynamodbstreams_backends.values():
-            for backend in regions.values():
-                backend.shard_iterators.clear()
+        with MOTO_LOCK:
+            for regions in dynamodbstreams_backends.values():
+                for backend in regions.values():
+                    backend.shard_iterators.clear()
+            for accounts in dynamodb_backends.values():
+                for database in accounts.values():
+                    games = database.tables.get(self.settings.games_table)
+                    if games is not None and games.stream_shard is not None:
+                        shard = games.stream_shard
+                        _trim(shard, self.dispatcher.read_up_to(shard.id))
 
     def close(self) -> None:
         self.endpoint.stop()
+
+
+def _trim(shard: Any, read: int | None) -> None:
+    """Forget a stream shard's records up to sequence number ``read``; later ones keep theirs."""
+    if read is None:
+        return
+    count = min(len(shard.items), read - shard.starting_sequence_number + 1)
+    if count > 0:
+        shard.items = shard.items[count:]
+        shard.starting_sequence_number += count
 
 
 def _post(url: str, body: dict[str, Any]) -> None:

@@ -134,3 +134,69 @@ def test_a_transaction_copies_only_the_partitions_it_writes(db: Any) -> None:
     )
     assert rollback.stream_shard.items == table.stream_shard.items
     assert rollback.stream_shard.items is not table.stream_shard.items
+
+
+def test_the_embedded_aws_keeps_no_object_it_has_let_go(db: Any) -> None:
+    """moto's dashboard list of every object it ever made is not kept: a rolled-back copy
+    of a table is garbage once its transaction ends."""
+    import gc
+
+    from moto.dynamodb.models.table import Table
+
+    db.transact_write_items(TransactItems=[_put("A", "1", 1)])
+    for _ in range(20):
+        with pytest.raises(db.exceptions.TransactionCanceledException):
+            db.transact_write_items(TransactItems=[_bump("A", "1", 99)])
+        db.transact_write_items(TransactItems=[_put("B", "1", 1)])
+    gc.collect()
+    tables = [o for o in gc.get_objects() if isinstance(o, Table) and o.name == TABLE]
+    assert len(tables) == 1, f"{len(tables)} copies of the table are still alive"
+
+
+def test_housekeeping_forgets_the_stream_records_the_relay_has_read(harness: Any) -> None:
+    """Records the relay has read go; the relay then reads every later record once, in order."""
+    aws = harness.aws
+    games = aws.client("dynamodb")
+    table = aws.settings.games_table
+
+    def put(i: int) -> None:
+        games.put_item(
+            TableName=table,
+            Item={"pk": {"S": "TABLE#trim"}, "sk": {"S": f"LOG#{i:04d}"}, "v": {"N": str(i)}},
+        )
+
+    def shard() -> Any:
+        from moto.dynamodb.models import dynamodb_backends
+
+        return next(
+            b.tables[table].stream_shard
+            for regions in dynamodb_backends.values()
+            for b in regions.values()
+            if table in b.tables
+        )
+
+    relayed: list[str] = []
+    real_relay = aws.dispatcher._relay
+
+    def relay(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        relayed.extend(r["dynamodb"]["Keys"]["sk"]["S"] for r in event["Records"])
+        return {"batchItemFailures": []}
+
+    aws.dispatcher._relay = relay
+    try:
+        for i in range(5):
+            put(i)
+        aws.dispatcher.pump_stream()
+        put(5)  # written, not yet read
+        aws.housekeeping()
+        assert len(shard().items) == 1, "read records were kept, or an unread one was dropped"
+        for i in range(6, 9):
+            put(i)
+        aws.dispatcher.pump_stream()
+        aws.housekeeping()
+        assert shard().items == []
+        put(9)
+        aws.dispatcher.pump_stream()
+    finally:
+        aws.dispatcher._relay = real_relay
+    assert relayed == [f"LOG#{i:04d}" for i in range(10)]
