@@ -153,4 +153,9 @@ def test_make_play_on_a_fresh_clone_starts_a_game_a_person_can_join(
     os.killpg(process.pid, signal.SIGINT)
     rest, _ = process.communicate(timeout=60)
     assert "stopped." in rest
-    assert "Traceback" not in "\n".join(lines) + rest
+    # The console says what happened, in words: no structured logs, metrics or warnings.
+    assert " formed (one_round): team A " in rest, rest
+    assert ": round 1 started" in rest, rest
+    printed = lines + rest.splitlines()
+    assert not [line for line in printed if line.lstrip().startswith("{")], rest
+    assert not [line for line in printed if "Warning" in line or "Traceback" in line], rest
