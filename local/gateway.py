@@ -32,6 +32,7 @@ from aiohttp import WSMsgType, web
 
 from local.dispatcher import LambdaContext, load, websocket_event
 from services.common.auth import Identity, issue_token
+from services.common.tableviews import error_message
 
 ROUTES: dict[str, str] = {
     "play": "services.turn.handler:websocket",
@@ -46,12 +47,30 @@ AUTHORIZER = "services.connect.handler:authorize"
 CONNECT = "services.connect.handler:connect"
 DISCONNECT = "services.connect.handler:disconnect"
 WEB_ROOT = Path(__file__).resolve().parents[1] / "web"
+MESSAGE_LIMIT = 128 * 1024
+"""API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
+READ_LIMIT = 4 * MESSAGE_LIMIT
+"""What the socket reads at all; a larger message closes it (1009), as API Gateway would."""
 NAME = re.compile(r"^[\w .'-]{1,24}$")
 
 
 def player_id_for(name: str) -> str:
     """Local sign-in: the same name is the same account for as long as the stack runs."""
     return "p-" + hashlib.sha256(name.strip().lower().encode()).hexdigest()[:12]
+
+
+def refusal(kind: WSMsgType, size: int) -> dict[str, Any]:
+    """The error frame for a frame no route receives: binary, or a message of 128 KB or more.
+
+    API Gateway closes the connection (1009) on a message over its 128 KB
+    quota; here the player is told why instead, with the code the handlers
+    give a message over their own limit.
+    """
+    if kind == WSMsgType.BINARY:
+        return error_message("malformed", "send JSON text frames, not binary ones")
+    return error_message(
+        "message_too_large", f"messages are limited to {MESSAGE_LIMIT // 1024} KB ({size} bytes)"
+    )
 
 
 class Gateway:
@@ -157,7 +176,7 @@ class Gateway:
         )
         if policy["policyDocument"]["Statement"][0]["Effect"] != "Allow":
             return web.Response(status=403, text="Forbidden")
-        socket = web.WebSocketResponse(heartbeat=30, max_msg_size=128 * 1024)
+        socket = web.WebSocketResponse(heartbeat=30, max_msg_size=READ_LIMIT)
         await socket.prepare(request)
         connection_id = secrets.token_urlsafe(12)
         self._authorized[connection_id] = policy["context"]
@@ -172,8 +191,10 @@ class Gateway:
                 await socket.close()
                 return socket
             async for message in socket:
-                if message.type == WSMsgType.TEXT:
+                if message.type == WSMsgType.TEXT and len(message.data) < MESSAGE_LIMIT:
                     await self._route(connection_id, message.data)
+                elif message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                    await socket.send_json(refusal(message.type, len(message.data)))
                 elif message.type == WSMsgType.ERROR:
                     break
         finally:
