@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -94,6 +95,8 @@ class Gateway:
         self._config = config or {}
         self._ttl = token_ttl
         self._sockets: dict[str, web.WebSocketResponse] = {}
+        self._owners: dict[str, str] = {}
+        """Player id → the SHA-256 of the secret its name's first sign-in got."""
         self._authorized: dict[str, dict[str, Any]] = {}
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="lambda")
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -148,10 +151,40 @@ class Gateway:
                 {"error": "a name is 1 to 24 letters, digits or spaces"}, status=400
             )
         identity = Identity(player_id_for(name), name)
+        secret = self._claim_name(identity.player_id, body.get("secret"))
+        if secret is None:
+            return web.json_response(
+                {
+                    "error": f"the name {name!r} is taken on this server: pick another name, "
+                    "or sign in from the browser that first used it",
+                    "code": "name_taken",
+                },
+                status=409,
+            )
         if self._on_signin is not None:
             await self._run(lambda: self._on_signin(identity) if self._on_signin else None)
         token = issue_token(self._secret, identity, time.time(), self._ttl)
-        return web.json_response({"token": token, "player_id": identity.player_id, "name": name})
+        return web.json_response(
+            {"token": token, "player_id": identity.player_id, "name": name, "secret": secret}
+        )
+
+    def _claim_name(self, player_id: str, secret: object) -> str | None:
+        """The name's secret if ``secret`` proves it (or the name is new); None if taken.
+
+        The first sign-in under a name gets a secret the browser keeps; a later
+        sign-in under that name must show it, so nobody takes over another's
+        seat, points or table by typing their name.
+        """
+        kept = self._owners.get(player_id)
+        if kept is None:
+            fresh = secrets.token_urlsafe(18)
+            self._owners[player_id] = hashlib.sha256(fresh.encode()).hexdigest()
+            return fresh
+        if isinstance(secret, str) and hmac.compare_digest(
+            kept, hashlib.sha256(secret.encode()).hexdigest()
+        ):
+            return secret
+        return None
 
     # --- WebSocket ------------------------------------------------------------------
 

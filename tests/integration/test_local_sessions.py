@@ -104,3 +104,40 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
 
     bots, tables = asyncio.run(scenario())
     assert (bots, tables) == (3, 1)
+
+
+async def _signins(harness: Harness) -> list[tuple[int, dict[str, Any]]]:
+    gateway = Gateway(SECRET)
+    runner, url = await _serve(gateway)
+    signin = url.replace("ws://", "http://").replace("/ws", "/api/signin")
+    answers: list[tuple[int, dict[str, Any]]] = []
+    try:
+        async with aiohttp.ClientSession() as session:
+
+            async def post(body: dict[str, Any]) -> dict[str, Any]:
+                async with session.post(signin, json=body) as answer:
+                    answers.append((answer.status, await answer.json()))
+                    return answers[-1][1]
+
+            first = await post({"name": "Ann"})
+            await post({"name": "Ann"})
+            await post({"name": " ann ", "secret": "guessed"})
+            await post({"name": "Ann", "secret": first["secret"]})
+            await post({"name": "Bob"})
+    finally:
+        await runner.cleanup()
+        gateway.close()
+    return answers
+
+
+def test_a_taken_name_needs_the_secret_its_first_sign_in_got(harness: Harness) -> None:
+    first, again, guessed, proven, other = asyncio.run(_signins(harness))
+    assert first[0] == 200 and first[1]["secret"]
+    for status, body in (again, guessed):
+        assert status == 409
+        assert body["code"] == "name_taken"
+        assert "token" not in body
+        assert "taken" in body["error"]
+    assert proven[0] == 200
+    assert proven[1]["player_id"] == first[1]["player_id"]
+    assert other[0] == 200 and other[1]["secret"] != first[1]["secret"]
