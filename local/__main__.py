@@ -110,7 +110,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     threading.Thread(target=console.run, args=(stop,), name="console", daemon=True).start()
     runner = web.AppRunner(gateway.app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, args.host, args.port).start()
+    await web.TCPSite(runner, args.host, args.port, shutdown_timeout=5).start()
     url = f"http://{args.host}:{args.port}/"
     print(
         "\n".join(
@@ -133,6 +133,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     finally:
         stop.set()
         await filler.close()
+        await gateway.close_sockets()
         await runner.cleanup()
         gateway.close()
         aws.close()

@@ -18,6 +18,7 @@ threads, never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -254,6 +255,12 @@ class Gateway:
         player = str((self._authorized.get(connection_id) or {}).get("player_id", ""))
         if route == "queue" and self._on_queue is not None and not player.startswith("bot-"):
             self._on_queue(message)
+
+    async def close_sockets(self) -> None:
+        """Close every open WebSocket (1001 going away), so a stop never waits on a client."""
+        for socket in list(self._sockets.values()):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(socket.close(code=1001, message=b"server stopping"), 2)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
