@@ -69,6 +69,10 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _start(clone: Path, port: int) -> subprocess.Popen[str]:
+    # A terminal's Ctrl-C reaches the game even when this runner was started with SIGINT
+    # ignored (which children inherit; a handled signal is reset to the default on exec).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     return subprocess.Popen(
         ["make", "--no-print-directory", "play", f"PORT={port}"],
         cwd=clone,
@@ -78,8 +82,6 @@ def _start(clone: Path, port: int) -> subprocess.Popen[str]:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
-        # A terminal's Ctrl-C reaches the game, even from a runner that ignores SIGINT.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
