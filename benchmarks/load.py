@@ -393,9 +393,11 @@ class Stack:
     close: Any
     """``await stack.close()`` stops every part."""
 
-    async def welcome(self, players: Sequence[tuple[str, str]]) -> None:
+    async def plan(self, prefix: str, mode: str, args: argparse.Namespace) -> ClientPlan:
+        """Four fresh players per table (``args.tables``), welcomed to the ledger, as a plan."""
         from services.ledger import handler as ledger_handler
 
+        players = [(f"{prefix}-{i:04d}", f"{prefix} {i}") for i in range(4 * args.tables)]
         loop = asyncio.get_running_loop()
         ledger = ledger_handler.service()
         settings = self.aws.settings
@@ -403,6 +405,16 @@ class Stack:
             await loop.run_in_executor(
                 None, ledger.welcome, player_id, settings.welcome_points, settings.welcome_jokers
             )
+        return ClientPlan(
+            self.gateway_url,
+            self.secret,
+            players,
+            mode,
+            args.pace,
+            args.tables,
+            args.timeout,
+            args.grace,
+        )
 
 
 async def start_stack(turn_seconds: int, poll: float) -> Stack:
@@ -478,18 +490,7 @@ async def run(args: argparse.Namespace) -> Report:
     stack = await start_stack(args.turn_seconds, args.poll)
     aws = stack.aws
     loop = asyncio.get_running_loop()
-    players = [(f"load-{i:04d}", f"Load {i}") for i in range(4 * args.tables)]
-    await stack.welcome(players)
-    plan = ClientPlan(
-        stack.gateway_url,
-        stack.secret,
-        players,
-        args.mode,
-        args.pace,
-        args.tables,
-        args.timeout,
-        args.grace,
-    )
+    plan = await stack.plan("load", args.mode, args)
     base = stack.calls.snapshot()
     try:
         stats, problems, peak = await play_wave(stack, plan, args.max_rss_mb)

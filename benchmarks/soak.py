@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.load import (
-    ClientPlan,
     Stack,
     play_wave,
     quiet_environment,
@@ -114,18 +113,7 @@ async def soak(args: argparse.Namespace) -> int:
     try:
         while played < args.matches:
             wave = played // args.tables
-            players = [(f"soak-{wave:03d}-{i}", f"Soak {i}") for i in range(4 * args.tables)]
-            await stack.welcome(players)
-            plan = ClientPlan(
-                stack.gateway_url,
-                stack.secret,
-                players,
-                "one_round",
-                args.pace,
-                args.tables,
-                args.timeout,
-                args.grace,
-            )
+            plan = await stack.plan(f"soak-{wave:03d}", "one_round", args)
             stats, problems, _ = await play_wave(stack, plan, args.max_rss_mb)
             failures += problems + stats.bot_failures
             if len(stats.finished) != args.tables or stats.errors:
