@@ -234,6 +234,27 @@ function tokenExpired(token) {
   return typeof exp === "number" && exp * 1000 < Date.now();
 }
 
+/* Local sign-in: the first sign-in under a name gets a secret that this browser keeps,
+   and a later sign-in under the name must show it (the server refuses others). */
+const NAME_SECRET_PREFIX = "canasta.name-secret.";
+
+function nameSecret(name) {
+  try {
+    return localStorage.getItem(NAME_SECRET_PREFIX + name.trim().toLowerCase());
+  } catch {
+    return null;
+  }
+}
+
+function keepNameSecret(name, secret) {
+  if (!secret) return;
+  try {
+    localStorage.setItem(NAME_SECRET_PREFIX + name.trim().toLowerCase(), secret);
+  } catch {
+    /* without storage, the name is this page's only */
+  }
+}
+
 async function signin(name) {
   if (!S.signinUrl) throw new Error("signin.noServer");
   let response;
@@ -241,12 +262,13 @@ async function signin(name) {
     response = await fetch(S.signinUrl, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ name }),
+      body: JSON.stringify({ name, secret: nameSecret(name) || undefined }),
     });
   } catch {
     throw new Error("signin.unreachable");
   }
   if (response.status === 400) throw new Error("signin.badName");
+  if (response.status === 409) throw new Error("signin.nameTaken");
   if (!response.ok) throw new Error("signin.failed");
   const body = await response.json();
   try {
@@ -254,6 +276,7 @@ async function signin(name) {
   } catch {
     /* kept in memory only */
   }
+  keepNameSecret(body.name || name, body.secret);
   setToken(body.token);
   if (body.player_id) S.player.id = body.player_id;
   if (body.name) S.player.name = body.name;
