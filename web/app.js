@@ -33,6 +33,7 @@ const S = {
   backoff: BACKOFF_START,
   reconnectTimer: null,
   stopped: true,
+  elsewhere: false, // another tab or device took this player's connection over
   quiet: { no_table: 0, unknown_action: 0 },
   balance: null,
   queued: null,
@@ -312,6 +313,7 @@ function wsAddress() {
 function connect() {
   clearTimeout(S.reconnectTimer);
   S.stopped = false;
+  S.elsewhere = false;
   if (!S.token || !S.wsUrl) return;
   if (S.ws && (S.ws.readyState === WebSocket.CONNECTING || S.ws.readyState === WebSocket.OPEN)) return;
   if (tokenExpired(S.token)) {
@@ -478,6 +480,15 @@ function receive(message) {
       S.queued = null;
       render();
       break;
+    case "opened_elsewhere":
+      // Reconnecting on our own would take the seat back from the other tab, which
+      // would then do the same: stop, and let the person choose where to play.
+      S.elsewhere = true;
+      S.queued = null; // the queue place and the lobby went with the seat to the other tab
+      S.lobby = null;
+      disconnect();
+      render();
+      break;
     case "balance":
       if (S.quiet.unknown_action > 0) S.quiet.unknown_action -= 1;
       S.balance = { points: message.points, jokers: message.jokers };
@@ -498,6 +509,13 @@ function onError(message) {
   if (message.code === "no_table" && S.quiet.no_table > 0) {
     S.quiet.no_table -= 1;
     return;
+  }
+  if (message.code === "not_queued" && (S.queued || S.lobby)) {
+    // The server no longer holds a place for us (it timed out, or went with another
+    // tab): show the lobby rather than a countdown that nothing will end.
+    S.queued = null;
+    S.lobby = null;
+    render();
   }
   if (message.code === "unknown_action" && S.quiet.unknown_action > 0) {
     S.quiet.unknown_action -= 1;
@@ -695,6 +713,7 @@ function renderConnection() {
   else if (S.ws) key = "conn.connecting";
   status.textContent = S.token ? t(key) : "";
   status.dataset.state = S.open ? "online" : S.ws ? "connecting" : "offline";
+  show($("elsewhere-banner"), Boolean(S.token) && S.elsewhere && !S.open);
   const banner = $("reconnect-banner");
   const reconnecting = Boolean(S.token) && !S.stopped && !S.open;
   show(banner, reconnecting);
@@ -1461,6 +1480,7 @@ function bind() {
     }
   };
   $("queued-leave").addEventListener("click", leave);
+  $("play-here").addEventListener("click", connect);
   $("lobby-leave").addEventListener("click", leave);
   $("fill-bots").addEventListener("click", () => send({ action: "fill_bots" }));
   $("invite-copy").addEventListener("click", async () => {
