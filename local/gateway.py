@@ -99,6 +99,8 @@ class Gateway:
         self._owners: dict[str, str] = {}
         """Player id → the SHA-256 of the secret its name's first sign-in got."""
         self._authorized: dict[str, dict[str, Any]] = {}
+        self._sending: set[asyncio.Future[None]] = set()
+        """Frames being written (kept referenced until done)."""
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="lambda")
         self.loop: asyncio.AbstractEventLoop | None = None
         self.app = web.Application(client_max_size=64 * 1024)
@@ -116,16 +118,30 @@ class Gateway:
     # --- @connections ------------------------------------------------------------
 
     def deliver(self, connection_id: str, data: bytes) -> bool:
-        """Called from a handler's thread by the connections endpoint: send, or report gone."""
+        """Called from a handler's thread by the connections endpoint: send, or report gone.
+
+        Like API Gateway, a post is accepted once the connection is known to be
+        open; the frame is written by the event loop without the handler waiting
+        for it, so a move's four pushes go out together instead of each waiting
+        its turn on a loop that also serves every client. Frames to one socket
+        keep their order (the loop runs the sends as they were scheduled).
+        """
         socket = self._sockets.get(connection_id)
         if socket is None or socket.closed or self.loop is None:
             return False
-        future = asyncio.run_coroutine_threadsafe(socket.send_str(data.decode()), self.loop)
-        try:
-            future.result(timeout=5)
-        except Exception:
-            return False
+        self.loop.call_soon_threadsafe(self._send, socket, data.decode())
         return True
+
+    def _send(self, socket: web.WebSocketResponse, text: str) -> None:
+        task = asyncio.ensure_future(socket.send_str(text))
+        self._sending.add(task)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Future[None]) -> None:
+        """A frame to a socket that closed meanwhile is lost, as it would be in AWS."""
+        self._sending.discard(task)
+        if not task.cancelled():
+            task.exception()
 
     # --- HTTP --------------------------------------------------------------------
 

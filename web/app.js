@@ -13,6 +13,7 @@ const BACKOFF_MAX = 8000;
 const DEFAULT_STAKES = [100, 500, 1000];
 const SUGGESTIONS_SHOWN = 6;
 const BUSY_TIMEOUT = 10000;
+const QUEUE_GRACE = 15; // seconds past a queue's countdown before the client asks to leave (the server notices expiry on its next poll, every 10 s)
 
 const $ = (id) => document.getElementById(id);
 
@@ -34,9 +35,10 @@ const S = {
   reconnectTimer: null,
   stopped: true,
   elsewhere: false, // another tab or device took this player's connection over
-  quiet: { no_table: 0, unknown_action: 0 },
+  quiet: { no_table: 0, unknown_action: 0, leave: 0 },
   balance: null,
   queued: null,
+  expired: null, // the queue whose countdown ended without a table: wait on, or leave
   lobby: null,
   view: null, // the latest ViewMessage
   hand: [], // the view's hand, sorted for display
@@ -339,7 +341,7 @@ function connect() {
     S.attempts = 0;
     S.failedOpens = 0;
     S.backoff = BACKOFF_START;
-    S.quiet = { no_table: 1, unknown_action: 1 };
+    S.quiet = { no_table: 1, unknown_action: 1, leave: 0 };
     if (S.queued || S.lobby) {
       // The server takes a player whose connection closed out of the queue or the
       // table being formed (it could not tell this connection): start again from the lobby.
@@ -467,12 +469,14 @@ function receive(message) {
     case "queued":
       S.queued = message;
       S.lobby = null;
+      S.expired = null;
       render();
       break;
     case "queue_left":
+      if (message.reason === "timeout" && S.queued) S.expired = S.queued;
       S.queued = null;
       S.lobby = null;
-      showNotice(t(`queueLeft.${message.reason}`) || t("queueLeft.left"));
+      if (!S.expired) showNotice(t(`queueLeft.${message.reason}`) || t("queueLeft.left"));
       render();
       break;
     case "lobby":
@@ -508,6 +512,10 @@ function onError(message) {
   }
   if (message.code === "no_table" && S.quiet.no_table > 0) {
     S.quiet.no_table -= 1;
+    return;
+  }
+  if (message.code === "not_queued" && S.quiet.leave > 0) {
+    S.quiet.leave -= 1;
     return;
   }
   if (message.code === "not_queued" && (S.queued || S.lobby)) {
@@ -760,7 +768,8 @@ function renderLobby() {
   const lobby = S.lobby;
   show($("queued-card"), Boolean(queued));
   show($("friends-lobby-card"), Boolean(lobby));
-  show($("lobby-options"), !queued && !lobby);
+  show($("queue-expired-card"), Boolean(S.expired) && !queued && !lobby);
+  show($("lobby-options"), !queued && !lobby && !S.expired);
   if (queued) {
     const variant = t(`variant.${queued.variant}`);
     $("queued-detail").textContent =
@@ -1402,6 +1411,15 @@ function tick() {
     }
   }
   if (S.queued) $("queued-countdown").textContent = clock(S.queued.expires_at - now);
+  if (S.queued && now > S.queued.expires_at + QUEUE_GRACE) {
+    // The server's word on the ended countdown went missing: ask to leave, so both
+    // sides agree, and offer to wait on.
+    S.expired = S.queued;
+    S.queued = null;
+    S.quiet.leave = 1;
+    send({ action: "leave" });
+    render();
+  }
 }
 
 // --- wiring -------------------------------------------------------------------------------------------------
@@ -1481,6 +1499,15 @@ function bind() {
   };
   $("queued-leave").addEventListener("click", leave);
   $("play-here").addEventListener("click", connect);
+  $("queue-wait-on").addEventListener("click", () => {
+    const { mode, variant, stake } = S.expired;
+    if (send(mode === "arena" ? { action: "queue", mode, variant, stake } : { action: "queue", mode, variant })) S.expired = null;
+    render();
+  });
+  $("queue-expired-leave").addEventListener("click", () => {
+    S.expired = null;
+    render();
+  });
   $("lobby-leave").addEventListener("click", leave);
   $("fill-bots").addEventListener("click", () => send({ action: "fill_bots" }));
   $("invite-copy").addEventListener("click", async () => {

@@ -481,7 +481,8 @@ SERVICE_ERRORS: Final[dict[str, str]] = {
     ),
     "not_seated": "The player holds no seat at this table (or the connection has no player).",
     "opened_elsewhere": (
-        "A `play` or `sync` from a connection the player has since replaced by another "
+        "A `play`, `sync` or lobby message (all but `balance`) from a connection the player "
+        "has since replaced by another "
         "(a second tab or device, told `opened_elsewhere`)."
     ),
     "no_table": "`sync` from a player who is not seated at a table with a round.",
