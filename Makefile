@@ -63,7 +63,7 @@ $(PLAY_STAMP):
 	@touch $@
 
 play: $(if $(wildcard $(STAMP)),$(STAMP),$(PLAY_STAMP))
-	$(PY) -m local $(if $(PORT),--port $(PORT)) $(if $(TURN_SECONDS),--turn-seconds $(TURN_SECONDS))
+	$(PY) -m local $(if $(PORT),--port $(PORT)) $(if $(TURN_SECONDS),--turn-seconds $(TURN_SECONDS)) $(if $(VERBOSE),--verbose)
 
 demo: $(PLAY_STAMP)
 	$(PY) -m shared_engine.demo $(if $(SEED),--seed $(SEED))

@@ -380,85 +380,131 @@ class CountingRelay:
         return delivered
 
 
-async def run(args: argparse.Namespace) -> Report:
+@dataclass
+class Stack:
+    """The local stack of ``python -m local``, running in this process on free ports."""
+
+    aws: Any
+    gateway: Any
+    gateway_url: str
+    secret: str
+    relay: CountingRelay
+    calls: AwsCalls
+    close: Any
+    """``await stack.close()`` stops every part."""
+
+    async def plan(self, prefix: str, mode: str, args: argparse.Namespace) -> ClientPlan:
+        """Four fresh players per table (``args.tables``), welcomed to the ledger, as a plan."""
+        from services.ledger import handler as ledger_handler
+
+        players = [(f"{prefix}-{i:04d}", f"{prefix} {i}") for i in range(4 * args.tables)]
+        loop = asyncio.get_running_loop()
+        ledger = ledger_handler.service()
+        settings = self.aws.settings
+        for player_id, _ in players:
+            await loop.run_in_executor(
+                None, ledger.welcome, player_id, settings.welcome_points, settings.welcome_jokers
+            )
+        return ClientPlan(
+            self.gateway_url,
+            self.secret,
+            players,
+            mode,
+            args.pace,
+            args.tables,
+            args.timeout,
+            args.grace,
+        )
+
+
+async def start_stack(turn_seconds: int, poll: float) -> Stack:
     # Imported here, after main() has set the environment the handlers read at import.
     from local.__main__ import dispatch_forever
     from local.aws import LocalAws, start_moto
     from local.gateway import Gateway
-    from services.ledger import handler as ledger_handler
 
-    began = time.perf_counter()
     calls = AwsCalls()
     calls.install()
     secret = secrets.token_hex(32)
     server, moto_url = start_moto()
     relay = CountingRelay()
-    aws = LocalAws(moto_url, relay.deliver, secret, turn_seconds=args.turn_seconds)
+    aws = LocalAws(moto_url, relay.deliver, secret, turn_seconds=turn_seconds)
     gateway = Gateway(secret)
     relay.target = gateway
     gateway.loop = asyncio.get_running_loop()
     stop = threading.Event()
     pump = threading.Thread(
-        target=dispatch_forever, args=(aws, stop, args.poll), name="dispatcher", daemon=True
+        target=dispatch_forever, args=(aws, stop, poll), name="dispatcher", daemon=True
     )
     pump.start()
     runner = web.AppRunner(gateway.app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
-    gateway_url = f"ws://127.0.0.1:{runner.addresses[0][1]}/ws"
 
+    async def close() -> None:
+        stop.set()
+        await runner.cleanup()
+        gateway.close()
+        aws.close()
+        server.stop()
+
+    url = f"ws://127.0.0.1:{runner.addresses[0][1]}/ws"
+    return Stack(aws, gateway, url, secret, relay, calls, close)
+
+
+async def play_wave(
+    stack: Stack, plan: ClientPlan, max_rss_mb: float
+) -> tuple[Stats, list[str], float]:
+    """Plays ``plan`` in a clients process; returns their stats, problems and peak RSS."""
     loop = asyncio.get_running_loop()
-    ledger = ledger_handler.service()
-    settings = aws.settings
-    players = [(f"load-{i:04d}", f"Load {i}") for i in range(4 * args.tables)]
-    for player_id, _ in players:
-        await loop.run_in_executor(
-            None, ledger.welcome, player_id, settings.welcome_points, settings.welcome_jokers
-        )
-    plan = ClientPlan(
-        gateway_url, secret, players, args.mode, args.pace, args.tables, args.timeout, args.grace
-    )
     context = multiprocessing.get_context("spawn")
     all_finished = context.Event()
     results = context.Queue()
     clients = context.Process(
         target=clients_process, args=(plan, all_finished, results), name="clients", daemon=True
     )
-    base = calls.snapshot()
     clients.start()
     problems: list[str] = []
-    peak = MemoryGuard(args.max_rss_mb, all_finished)
+    peak = MemoryGuard(max_rss_mb, all_finished)
     peak.start()
     try:
-        await loop.run_in_executor(None, all_finished.wait, args.timeout + 60)
-        during = calls.since(base)
+        await loop.run_in_executor(None, all_finished.wait, plan.timeout + 60)
         if peak.exceeded:
             clients.kill()
-            problems.append(
-                f"stopped: this process grew past {args.max_rss_mb} MB (moto keeps a copy of "
-                "the games table for every TransactWriteItems)"
-            )
+            problems.append(f"stopped: this process grew past {max_rss_mb} MB")
             stats = Stats()
         else:
             stats = await loop.run_in_executor(
-                None, results.get, True, args.grace + args.timeout + 120
+                None, results.get, True, plan.grace + plan.timeout + 120
             )
+    finally:
+        peak.stop()
+        clients.join(timeout=10)
+        if clients.is_alive():
+            clients.kill()
+    return stats, problems, peak.peak
+
+
+async def run(args: argparse.Namespace) -> Report:
+    began = time.perf_counter()
+    stack = await start_stack(args.turn_seconds, args.poll)
+    aws = stack.aws
+    loop = asyncio.get_running_loop()
+    plan = await stack.plan("load", args.mode, args)
+    base = stack.calls.snapshot()
+    try:
+        stats, problems, peak = await play_wave(stack, plan, args.max_rss_mb)
+        during = stack.calls.since(base)
         problems += await loop.run_in_executor(None, check_ledgers, aws, stats, args.settle)
         auto = await loop.run_in_executor(None, auto_played, aws, stats)
         if auto:
             problems.append(f"{auto} turns auto-played (their seats had been taken for gone)")
     finally:
-        peak.stop()
-        stop.set()
-        clients.join(timeout=10)
-        if clients.is_alive():
-            clients.kill()
-        await runner.cleanup()
-        gateway.close()
-        aws.close()
-        server.stop()
-    if relay.gone:
-        problems.append(f"{relay.gone} pushes to open connections timed out (answered 410 Gone)")
+        await stack.close()
+    if stack.relay.gone:
+        problems.append(
+            f"{stack.relay.gone} pushes to open connections timed out (answered 410 Gone)"
+        )
     problems += stats.bot_failures
     problems += [f"dispatcher: {e}" for e in aws.dispatcher.errors]
     seconds = (stats.last_result or 0) - (stats.first_play or 0)
@@ -473,7 +519,7 @@ async def run(args: argparse.Namespace) -> Report:
         problems=problems,
         calls=during,
         wall=time.perf_counter() - began,
-        peak_rss_mb=peak.peak,
+        peak_rss_mb=peak,
     )
 
 
@@ -548,6 +594,16 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def quiet_environment() -> None:
+    """Only the benchmark's own report on the console; set before the handlers are imported."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    warnings.filterwarnings("ignore", "No application metrics to publish")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+    os.environ.setdefault("CANASTA_POLL_SECONDS", "1")
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__)
     parser.add_argument("--tables", type=int, default=1, help="concurrent matches (K)")
@@ -567,12 +623,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if args.tables < 1:
         parser.error("--tables must be at least 1")
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    warnings.filterwarnings("ignore", "No application metrics to publish")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
-    os.environ.setdefault("CANASTA_POLL_SECONDS", "1")
+    quiet_environment()
     # With metrics disabled, Powertools still prints each full set of 100 values (it never
     # flushes them): keep that out of the report.
     with contextlib.redirect_stdout(io.StringIO()):

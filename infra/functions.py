@@ -93,7 +93,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "connect": FunctionSpec(
         handler="services.connect.handler.connect",
         service="connect",
-        description="$connect: records the connection and re-attaches a seated player",
+        description="$connect: records the connection, re-attaches a seat, tells an older tab",
         routes=("$connect",),
         tables={
             constants.CONNECTIONS: (PUT,),
@@ -101,6 +101,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             constants.GAMES: (GET, UPDATE),
         },
         publishes=True,
+        # Tells the player's older connection (another tab) it was opened elsewhere.
+        pushes=True,
         reads_token_secret=True,
     ),
     "disconnect": FunctionSpec(

@@ -18,12 +18,15 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from aiohttp import web
 
 from local.aws import LocalAws, start_moto
 from local.bots import BotFiller
+from local.console import Console, quiet_handler_logs
 from local.gateway import Gateway
 from services.common.auth import Identity
 from services.ledger import handler as ledger_handler
@@ -68,7 +71,7 @@ def dispatch_forever(aws: LocalAws, stop: threading.Event, interval: float) -> N
             stop.wait(interval)
 
 
-async def serve(args: argparse.Namespace) -> None:
+async def serve(args: argparse.Namespace, out: TextIO) -> None:
     secret = secrets.token_hex(32)
     server, moto_url = start_moto()
     relay = Relay()
@@ -101,9 +104,13 @@ async def serve(args: argparse.Namespace) -> None:
         target=dispatch_forever, args=(aws, stop, 0.2), name="dispatcher", daemon=True
     )
     pump.start()
+    if not args.verbose:
+        quiet_handler_logs(out)
+    console = Console(aws.client, settings.event_bus, out)
+    threading.Thread(target=console.run, args=(stop,), name="console", daemon=True).start()
     runner = web.AppRunner(gateway.app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, args.host, args.port).start()
+    await web.TCPSite(runner, args.host, args.port, shutdown_timeout=5).start()
     url = f"http://{args.host}:{args.port}/"
     print(
         "\n".join(
@@ -118,6 +125,7 @@ async def serve(args: argparse.Namespace) -> None:
                 "Press Ctrl-C to stop.",
             ]
         ),
+        file=out,
         flush=True,
     )
     try:
@@ -125,6 +133,7 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         stop.set()
         await filler.close()
+        await gateway.close_sockets()
         await runner.cleanup()
         gateway.close()
         aws.close()
@@ -139,10 +148,23 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--no-bots", dest="bots", action="store_false", help="do not fill waiting queues with bots"
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="the handlers' structured logs and metrics too, instead of one line per event",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    out = sys.stdout
+    if args.verbose:
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "INFO")
+    else:
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+        warnings.filterwarnings("ignore", module="aws_lambda_powertools")
+        # Powertools prints metrics with print() even when they are disabled (each full set
+        # of 100 values): what the handlers print goes nowhere, the console's lines to ``out``.
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     if not port_free(args.host, args.port):
         print(
             f"Port {args.port} on {args.host} is already in use. "
@@ -151,8 +173,8 @@ def main(argv: Sequence[str]) -> int:
         )
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args))
-    print("stopped.")
+        asyncio.run(serve(args, out))
+    print("stopped.", file=out)
     return 0
 
 

@@ -7,6 +7,7 @@ the handlers, and the same dispatcher.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import json
 import os
@@ -35,6 +36,10 @@ HANDLER_MODULES = (
 )
 
 
+MOTO_LOCK = threading.Lock()
+"""Held by each request to the embedded AWS, and by housekeeping that edits its backends."""
+
+
 class _OneRequestAtATime:
     """WSGI middleware: moto's backends are not thread-safe, DynamoDB's API is.
 
@@ -48,42 +53,92 @@ class _OneRequestAtATime:
 
     def __init__(self, app: Any) -> None:
         self._app = app
-        self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        with self._lock:
+        with MOTO_LOCK:
             return list(self._app(environ, start_response))
 
 
+_PARTITIONS: contextvars.ContextVar[dict[str, set[Any]]] = contextvars.ContextVar("partitions")
+"""Table name → the partition keys the transaction being run writes to."""
+
+
 def _table_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
-    """moto's ``Table`` copied for a transaction's rollback, without copying its stream.
+    """moto's ``Table`` copied for a transaction's rollback: only what the transaction writes.
 
     moto's ``transact_write_items`` deep-copies every table it writes to, so that
-    a cancelled transaction can put the copy back. The copy includes the
-    table's whole stream (every record ever written, each with its images), so
-    each move of a match costs more than the one before: a three-round match
-    spent 50 of its 80 seconds in those copies. Stream records are never
-    changed once written, so the copy keeps the same records in a list of its
-    own: a rollback still drops exactly the records of the cancelled writes.
-    Items are deep-copied as before, so what moto stores and returns is
-    unchanged.
+    a cancelled transaction can put the copy back. A copy of the whole table
+    (every item, and the stream's every record) makes each move cost more than
+    the one before, in time and in memory the allocator does not give back:
+    the games table keeps every move of every match. Only the partitions the
+    transaction names can change, so the copy deep-copies those and shares the
+    others (a rollback then restores exactly what the transaction touched);
+    stream records are never changed once written, so the copy keeps the same
+    records in a list of its own and a rollback drops exactly those of the
+    cancelled writes. What moto stores and returns is unchanged.
     """
     cls = self.__class__
     new = cls.__new__(cls)
     memo[id(self)] = new
+    touched = _PARTITIONS.get({}).get(self.name)
     for key, value in self.__dict__.items():
         if key == "stream_shard" and value is not None:
             shard = copy.copy(value)
             shard.table = new
             shard.items = list(value.items)
             new.__dict__[key] = shard
+        elif key == "items" and touched is not None:
+            items = copy.copy(value)
+            for partition in touched:
+                if partition in value:
+                    items[partition] = copy.deepcopy(value[partition], memo)
+            new.__dict__[key] = items
         else:
             new.__dict__[key] = copy.deepcopy(value, memo)
     return new
 
 
+def _partition_scoped(transact_write_items: Any) -> Any:
+    """Wraps moto's ``transact_write_items`` so its rollback copies see what it writes."""
+    from moto.dynamodb.models.dynamo_type import DynamoType  # noqa: PLC0415
+
+    def transact(backend: Any, transact_items: list[dict[str, Any]]) -> Any:
+        touched: dict[str, set[Any]] = {}
+        for item in transact_items:
+            for op in item.values():
+                table = backend.tables.get(op.get("TableName"))
+                key = op.get("Key") or op.get("Item") or {}
+                if table is not None and table.hash_key_attr in key:
+                    partition = DynamoType(key[table.hash_key_attr])
+                    touched.setdefault(table.name, set()).add(partition)
+        token = _PARTITIONS.set(touched)
+        try:
+            return transact_write_items(backend, transact_items)
+        finally:
+            _PARTITIONS.reset(token)
+
+    transact.scoped = True  # type: ignore[attr-defined]
+    return transact
+
+
+def _untracked(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """moto's ``BaseModel.__new__`` without the tracking.
+
+    moto appends every model object it ever creates (each item, each copy a
+    transaction takes for its rollback, each stream record, message and
+    iterator) to a list per class, for its dashboard: nothing it creates is
+    ever freed. That list, not the data, was what made the local stack grow
+    by gigabytes.
+    """
+    from moto.core.common_models import BaseModel  # noqa: PLC0415
+
+    return super(BaseModel, cls).__new__(cls)  # type: ignore[misc]
+
+
 def start_moto(port: int = 0) -> tuple[Any, str]:
     """A moto server on 127.0.0.1 that serves one request at a time; returns it and its URL."""
+    from moto.core.common_models import BaseModel  # noqa: PLC0415
+    from moto.dynamodb.models import DynamoDBBackend  # noqa: PLC0415
     from moto.dynamodb.models.table import Table  # noqa: PLC0415
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer  # noqa: PLC0415
     from moto.moto_server.werkzeug_app import (  # noqa: PLC0415
@@ -93,7 +148,12 @@ def start_moto(port: int = 0) -> tuple[Any, str]:
     )
     from werkzeug.serving import make_server  # noqa: PLC0415
 
+    BaseModel.__new__ = staticmethod(_untracked)  # type: ignore[method-assign]
     Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
+    if not getattr(DynamoDBBackend.transact_write_items, "scoped", False):
+        DynamoDBBackend.transact_write_items = _partition_scoped(  # type: ignore[method-assign]
+            DynamoDBBackend.transact_write_items
+        )
 
     class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
@@ -192,15 +252,38 @@ class LocalAws:
         return boto3.client(service, endpoint_url=self.moto_url, region_name=REGION)
 
     def housekeeping(self) -> None:
-        """Forget the stream iterators moto keeps forever (one per read; ours are used once)."""
+        """Drop what moto would keep forever and the local stack never reads again.
+
+        - The stream iterators (one per read; ours are used once).
+        - The games table's stream records the relay has read: a shard keeps
+          24 hours of records in AWS; the local stack keeps what is not read yet.
+        """
+        from moto.dynamodb.models import dynamodb_backends  # noqa: PLC0415
         from moto.dynamodbstreams.models import dynamodbstreams_backends  # noqa: PLC0415
 
-        for regions in dynamodbstreams_backends.values():
-            for backend in regions.values():
-                backend.shard_iterators.clear()
+        with MOTO_LOCK:
+            for regions in dynamodbstreams_backends.values():
+                for backend in regions.values():
+                    backend.shard_iterators.clear()
+            for accounts in dynamodb_backends.values():
+                for database in accounts.values():
+                    games = database.tables.get(self.settings.games_table)
+                    if games is not None and games.stream_shard is not None:
+                        shard = games.stream_shard
+                        _trim(shard, self.dispatcher.read_up_to(shard.id))
 
     def close(self) -> None:
         self.endpoint.stop()
+
+
+def _trim(shard: Any, read: int | None) -> None:
+    """Forget a stream shard's records up to sequence number ``read``; later ones keep theirs."""
+    if read is None:
+        return
+    count = min(len(shard.items), read - shard.starting_sequence_number + 1)
+    if count > 0:
+        shard.items = shard.items[count:]
+        shard.starting_sequence_number += count
 
 
 def _post(url: str, body: dict[str, Any]) -> None:

@@ -75,6 +75,7 @@ class BotFiller:
         welcome: Callable[[Identity], None],
         grace: float = 2.0,
         pace: float = 0.4,
+        settle: float = 10.0,
     ) -> None:
         self._ws_url = ws_url
         self._secret = token_secret.encode()
@@ -83,19 +84,30 @@ class BotFiller:
         self._grace = grace
         self._pace = pace
         self._names = itertools.cycle(NAMES)
+        self._settle = settle
         self._tasks: set[asyncio.Task[None]] = set()
+        self._filling: set[str] = set()
+        """Queues with a fill under way."""
 
     def on_queue(self, message: dict[str, Any]) -> None:
-        """Called by the gateway on the event loop whenever a person asks to queue."""
-        task = asyncio.get_running_loop().create_task(self._fill_later(message))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        """Called by the gateway on the event loop whenever a person asks to queue.
 
-    async def _fill_later(self, message: dict[str, Any]) -> None:
-        await asyncio.sleep(self._grace)
+        One fill per queue at a time: frames that arrive while a fill is
+        pending (a second tab, a resent or refused ``queue``) send no more bots.
+        """
         mode, variant = message.get("mode"), message.get("variant", "twos-meld")
         stake = int(message.get("stake", 0)) if mode == "arena" else 0
         queue = f"{mode}:{variant}:{stake}"
+        if queue in self._filling:
+            return
+        self._filling.add(queue)
+        task = asyncio.get_running_loop().create_task(self._fill_later(queue, mode, variant, stake))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._filling.discard(queue))
+
+    async def _fill_later(self, queue: str, mode: Any, variant: Any, stake: int) -> None:
+        await asyncio.sleep(self._grace)
         loop = asyncio.get_running_loop()
         waiting = await loop.run_in_executor(None, self._waiting, queue)
         if waiting == 0:
@@ -109,6 +121,12 @@ class BotFiller:
             task = loop.create_task(self._run(token, first))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        # The fill is done once its bots are in the queue and the table formed.
+        deadline = loop.time() + self._settle
+        while loop.time() < deadline:
+            await asyncio.sleep(0.2)
+            if await loop.run_in_executor(None, self._waiting, queue) % 4 == 0:
+                return
 
     async def _run(self, token: str, first: dict[str, Any]) -> None:
         try:

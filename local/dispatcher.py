@@ -135,6 +135,11 @@ class Dispatcher:
             records.extend(found)
         return records
 
+    def read_up_to(self, shard_id: str) -> int | None:
+        """The last sequence number read from a shard (records up to it may be forgotten)."""
+        last = self._last_sequence.get(shard_id)
+        return int(last) if last else None
+
     def pump_stream(self) -> int:
         """Relay the stream's new records (and earlier failed ones, first)."""
         records = self._pending + [

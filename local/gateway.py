@@ -18,7 +18,9 @@ threads, never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -32,6 +34,7 @@ from aiohttp import WSMsgType, web
 
 from local.dispatcher import LambdaContext, load, websocket_event
 from services.common.auth import Identity, issue_token
+from services.common.tableviews import error_message
 
 ROUTES: dict[str, str] = {
     "play": "services.turn.handler:websocket",
@@ -46,12 +49,30 @@ AUTHORIZER = "services.connect.handler:authorize"
 CONNECT = "services.connect.handler:connect"
 DISCONNECT = "services.connect.handler:disconnect"
 WEB_ROOT = Path(__file__).resolve().parents[1] / "web"
+MESSAGE_LIMIT = 128 * 1024
+"""API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
+READ_LIMIT = 4 * MESSAGE_LIMIT
+"""What the socket reads at all; a larger message closes it (1009), as API Gateway would."""
 NAME = re.compile(r"^[\w .'-]{1,24}$")
 
 
 def player_id_for(name: str) -> str:
     """Local sign-in: the same name is the same account for as long as the stack runs."""
     return "p-" + hashlib.sha256(name.strip().lower().encode()).hexdigest()[:12]
+
+
+def refusal(kind: WSMsgType, size: int) -> dict[str, Any]:
+    """The error frame for a frame no route receives: binary, or a message of 128 KB or more.
+
+    API Gateway closes the connection (1009) on a message over its 128 KB
+    quota; here the player is told why instead, with the code the handlers
+    give a message over their own limit.
+    """
+    if kind == WSMsgType.BINARY:
+        return error_message("malformed", "send JSON text frames, not binary ones")
+    return error_message(
+        "message_too_large", f"messages are limited to {MESSAGE_LIMIT // 1024} KB ({size} bytes)"
+    )
 
 
 class Gateway:
@@ -75,7 +96,11 @@ class Gateway:
         self._config = config or {}
         self._ttl = token_ttl
         self._sockets: dict[str, web.WebSocketResponse] = {}
+        self._owners: dict[str, str] = {}
+        """Player id → the SHA-256 of the secret its name's first sign-in got."""
         self._authorized: dict[str, dict[str, Any]] = {}
+        self._sending: set[asyncio.Future[None]] = set()
+        """Frames being written (kept referenced until done)."""
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="lambda")
         self.loop: asyncio.AbstractEventLoop | None = None
         self.app = web.Application(client_max_size=64 * 1024)
@@ -93,16 +118,30 @@ class Gateway:
     # --- @connections ------------------------------------------------------------
 
     def deliver(self, connection_id: str, data: bytes) -> bool:
-        """Called from a handler's thread by the connections endpoint: send, or report gone."""
+        """Called from a handler's thread by the connections endpoint: send, or report gone.
+
+        Like API Gateway, a post is accepted once the connection is known to be
+        open; the frame is written by the event loop without the handler waiting
+        for it, so a move's four pushes go out together instead of each waiting
+        its turn on a loop that also serves every client. Frames to one socket
+        keep their order (the loop runs the sends as they were scheduled).
+        """
         socket = self._sockets.get(connection_id)
         if socket is None or socket.closed or self.loop is None:
             return False
-        future = asyncio.run_coroutine_threadsafe(socket.send_str(data.decode()), self.loop)
-        try:
-            future.result(timeout=5)
-        except Exception:
-            return False
+        self.loop.call_soon_threadsafe(self._send, socket, data.decode())
         return True
+
+    def _send(self, socket: web.WebSocketResponse, text: str) -> None:
+        task = asyncio.ensure_future(socket.send_str(text))
+        self._sending.add(task)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Future[None]) -> None:
+        """A frame to a socket that closed meanwhile is lost, as it would be in AWS."""
+        self._sending.discard(task)
+        if not task.cancelled():
+            task.exception()
 
     # --- HTTP --------------------------------------------------------------------
 
@@ -129,10 +168,40 @@ class Gateway:
                 {"error": "a name is 1 to 24 letters, digits or spaces"}, status=400
             )
         identity = Identity(player_id_for(name), name)
+        secret = self._claim_name(identity.player_id, body.get("secret"))
+        if secret is None:
+            return web.json_response(
+                {
+                    "error": f"the name {name!r} is taken on this server: pick another name, "
+                    "or sign in from the browser that first used it",
+                    "code": "name_taken",
+                },
+                status=409,
+            )
         if self._on_signin is not None:
             await self._run(lambda: self._on_signin(identity) if self._on_signin else None)
         token = issue_token(self._secret, identity, time.time(), self._ttl)
-        return web.json_response({"token": token, "player_id": identity.player_id, "name": name})
+        return web.json_response(
+            {"token": token, "player_id": identity.player_id, "name": name, "secret": secret}
+        )
+
+    def _claim_name(self, player_id: str, secret: object) -> str | None:
+        """The name's secret if ``secret`` proves it (or the name is new); None if taken.
+
+        The first sign-in under a name gets a secret the browser keeps; a later
+        sign-in under that name must show it, so nobody takes over another's
+        seat, points or table by typing their name.
+        """
+        kept = self._owners.get(player_id)
+        if kept is None:
+            fresh = secrets.token_urlsafe(18)
+            self._owners[player_id] = hashlib.sha256(fresh.encode()).hexdigest()
+            return fresh
+        if isinstance(secret, str) and hmac.compare_digest(
+            kept, hashlib.sha256(secret.encode()).hexdigest()
+        ):
+            return secret
+        return None
 
     # --- WebSocket ------------------------------------------------------------------
 
@@ -162,7 +231,7 @@ class Gateway:
             return web.Response(status=401, text="Unauthorized")
         if policy["policyDocument"]["Statement"][0]["Effect"] != "Allow":
             return web.Response(status=403, text="Forbidden")
-        socket = web.WebSocketResponse(heartbeat=30, max_msg_size=128 * 1024)
+        socket = web.WebSocketResponse(heartbeat=30, max_msg_size=READ_LIMIT)
         await socket.prepare(request)
         connection_id = secrets.token_urlsafe(12)
         self._authorized[connection_id] = policy["context"]
@@ -177,8 +246,10 @@ class Gateway:
                 await socket.close()
                 return socket
             async for message in socket:
-                if message.type == WSMsgType.TEXT:
+                if message.type == WSMsgType.TEXT and len(message.data) < MESSAGE_LIMIT:
                     await self._route(connection_id, message.data)
+                elif message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                    await socket.send_json(refusal(message.type, len(message.data)))
                 elif message.type == WSMsgType.ERROR:
                     break
         finally:
@@ -205,6 +276,12 @@ class Gateway:
         player = str((self._authorized.get(connection_id) or {}).get("player_id", ""))
         if route == "queue" and self._on_queue is not None and not player.startswith("bot-"):
             self._on_queue(message)
+
+    async def close_sockets(self) -> None:
+        """Close every open WebSocket (1001 going away), so a stop never waits on a client."""
+        for socket in list(self._sockets.values()):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(socket.close(code=1001, message=b"server stopping"), 2)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

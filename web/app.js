@@ -13,6 +13,7 @@ const BACKOFF_MAX = 8000;
 const DEFAULT_STAKES = [100, 500, 1000];
 const SUGGESTIONS_SHOWN = 6;
 const BUSY_TIMEOUT = 10000;
+const QUEUE_GRACE = 15; // seconds past a queue's countdown before the client asks to leave (the server notices expiry on its next poll, every 10 s)
 
 const $ = (id) => document.getElementById(id);
 
@@ -33,9 +34,11 @@ const S = {
   backoff: BACKOFF_START,
   reconnectTimer: null,
   stopped: true,
-  quiet: { no_table: 0, unknown_action: 0 },
+  elsewhere: false, // another tab or device took this player's connection over
+  quiet: { no_table: 0, unknown_action: 0, leave: 0 },
   balance: null,
   queued: null,
+  expired: null, // the queue whose countdown ended without a table: wait on, or leave
   lobby: null,
   view: null, // the latest ViewMessage
   hand: [], // the view's hand, sorted for display
@@ -234,6 +237,27 @@ function tokenExpired(token) {
   return typeof exp === "number" && exp * 1000 < Date.now();
 }
 
+/* Local sign-in: the first sign-in under a name gets a secret that this browser keeps,
+   and a later sign-in under the name must show it (the server refuses others). */
+const NAME_SECRET_PREFIX = "canasta.name-secret.";
+
+function nameSecret(name) {
+  try {
+    return localStorage.getItem(NAME_SECRET_PREFIX + name.trim().toLowerCase());
+  } catch {
+    return null;
+  }
+}
+
+function keepNameSecret(name, secret) {
+  if (!secret) return;
+  try {
+    localStorage.setItem(NAME_SECRET_PREFIX + name.trim().toLowerCase(), secret);
+  } catch {
+    /* without storage, the name is this page's only */
+  }
+}
+
 async function signin(name) {
   if (!S.signinUrl) throw new Error("signin.noServer");
   let response;
@@ -241,12 +265,13 @@ async function signin(name) {
     response = await fetch(S.signinUrl, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ name }),
+      body: JSON.stringify({ name, secret: nameSecret(name) || undefined }),
     });
   } catch {
     throw new Error("signin.unreachable");
   }
   if (response.status === 400) throw new Error("signin.badName");
+  if (response.status === 409) throw new Error("signin.nameTaken");
   if (!response.ok) throw new Error("signin.failed");
   const body = await response.json();
   try {
@@ -254,6 +279,7 @@ async function signin(name) {
   } catch {
     /* kept in memory only */
   }
+  keepNameSecret(body.name || name, body.secret);
   setToken(body.token);
   if (body.player_id) S.player.id = body.player_id;
   if (body.name) S.player.name = body.name;
@@ -289,6 +315,7 @@ function wsAddress() {
 function connect() {
   clearTimeout(S.reconnectTimer);
   S.stopped = false;
+  S.elsewhere = false;
   if (!S.token || !S.wsUrl) return;
   if (S.ws && (S.ws.readyState === WebSocket.CONNECTING || S.ws.readyState === WebSocket.OPEN)) return;
   if (tokenExpired(S.token)) {
@@ -314,7 +341,7 @@ function connect() {
     S.attempts = 0;
     S.failedOpens = 0;
     S.backoff = BACKOFF_START;
-    S.quiet = { no_table: 1, unknown_action: 1 };
+    S.quiet = { no_table: 1, unknown_action: 1, leave: 0 };
     if (S.queued || S.lobby) {
       // The server takes a player whose connection closed out of the queue or the
       // table being formed (it could not tell this connection): start again from the lobby.
@@ -442,17 +469,28 @@ function receive(message) {
     case "queued":
       S.queued = message;
       S.lobby = null;
+      S.expired = null;
       render();
       break;
     case "queue_left":
+      if (message.reason === "timeout" && S.queued) S.expired = S.queued;
       S.queued = null;
       S.lobby = null;
-      showNotice(t(`queueLeft.${message.reason}`) || t("queueLeft.left"));
+      if (!S.expired) showNotice(t(`queueLeft.${message.reason}`) || t("queueLeft.left"));
       render();
       break;
     case "lobby":
       S.lobby = message;
       S.queued = null;
+      render();
+      break;
+    case "opened_elsewhere":
+      // Reconnecting on our own would take the seat back from the other tab, which
+      // would then do the same: stop, and let the person choose where to play.
+      S.elsewhere = true;
+      S.queued = null; // the queue place and the lobby went with the seat to the other tab
+      S.lobby = null;
+      disconnect();
       render();
       break;
     case "balance":
@@ -475,6 +513,17 @@ function onError(message) {
   if (message.code === "no_table" && S.quiet.no_table > 0) {
     S.quiet.no_table -= 1;
     return;
+  }
+  if (message.code === "not_queued" && S.quiet.leave > 0) {
+    S.quiet.leave -= 1;
+    return;
+  }
+  if (message.code === "not_queued" && (S.queued || S.lobby)) {
+    // The server no longer holds a place for us (it timed out, or went with another
+    // tab): show the lobby rather than a countdown that nothing will end.
+    S.queued = null;
+    S.lobby = null;
+    render();
   }
   if (message.code === "unknown_action" && S.quiet.unknown_action > 0) {
     S.quiet.unknown_action -= 1;
@@ -672,6 +721,7 @@ function renderConnection() {
   else if (S.ws) key = "conn.connecting";
   status.textContent = S.token ? t(key) : "";
   status.dataset.state = S.open ? "online" : S.ws ? "connecting" : "offline";
+  show($("elsewhere-banner"), Boolean(S.token) && S.elsewhere && !S.open);
   const banner = $("reconnect-banner");
   const reconnecting = Boolean(S.token) && !S.stopped && !S.open;
   show(banner, reconnecting);
@@ -718,7 +768,8 @@ function renderLobby() {
   const lobby = S.lobby;
   show($("queued-card"), Boolean(queued));
   show($("friends-lobby-card"), Boolean(lobby));
-  show($("lobby-options"), !queued && !lobby);
+  show($("queue-expired-card"), Boolean(S.expired) && !queued && !lobby);
+  show($("lobby-options"), !queued && !lobby && !S.expired);
   if (queued) {
     const variant = t(`variant.${queued.variant}`);
     $("queued-detail").textContent =
@@ -1360,6 +1411,15 @@ function tick() {
     }
   }
   if (S.queued) $("queued-countdown").textContent = clock(S.queued.expires_at - now);
+  if (S.queued && now > S.queued.expires_at + QUEUE_GRACE) {
+    // The server's word on the ended countdown went missing: ask to leave, so both
+    // sides agree, and offer to wait on.
+    S.expired = S.queued;
+    S.queued = null;
+    S.quiet.leave = 1;
+    send({ action: "leave" });
+    render();
+  }
 }
 
 // --- wiring -------------------------------------------------------------------------------------------------
@@ -1438,6 +1498,16 @@ function bind() {
     }
   };
   $("queued-leave").addEventListener("click", leave);
+  $("play-here").addEventListener("click", connect);
+  $("queue-wait-on").addEventListener("click", () => {
+    const { mode, variant, stake } = S.expired;
+    if (send(mode === "arena" ? { action: "queue", mode, variant, stake } : { action: "queue", mode, variant })) S.expired = null;
+    render();
+  });
+  $("queue-expired-leave").addEventListener("click", () => {
+    S.expired = null;
+    render();
+  });
   $("lobby-leave").addEventListener("click", leave);
   $("fill-bots").addEventListener("click", () => send({ action: "fill_bots" }));
   $("invite-copy").addEventListener("click", async () => {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from services.common.dynamo import CONDITION_FAILED, DynamoClient, error_code, n, s
@@ -27,8 +27,12 @@ class PresenceStore:
 
     def add_connection(
         self, connection_id: str, player_id: str, name: str, now: float, ttl: int
-    ) -> Player:
-        """Record a new connection and make it the player's current one; returns the player."""
+    ) -> tuple[Player, str | None]:
+        """Record a new connection and make it the player's current one.
+
+        Returns the player and the connection this one replaces (another tab or
+        device of the same player), if any.
+        """
         self._db.put_item(
             TableName=self._connections,
             Item={
@@ -38,15 +42,18 @@ class PresenceStore:
                 "expires_at": n(int(now) + ttl),
             },
         )
-        item = self._db.update_item(
+        old = self._db.update_item(
             TableName=self._players,
             Key={"player_id": s(player_id)},
             UpdateExpression="SET #name = :name, connection_id = :conn, seen_at = :now",
             ExpressionAttributeNames={"#name": "name"},
             ExpressionAttributeValues={":name": s(name), ":conn": s(connection_id), ":now": n(now)},
-            ReturnValues="ALL_NEW",
-        )["Attributes"]
-        return _player(item)
+            ReturnValues="ALL_OLD",
+        ).get("Attributes")
+        if not old:
+            return Player(player_id, name, connection_id), None
+        before = _player(old)
+        return replace(before, name=name, connection_id=connection_id), before.connection_id
 
     def remove_connection(self, connection_id: str) -> Player | None:
         """Forget a connection; returns the player if it was their current one."""

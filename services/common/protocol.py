@@ -173,6 +173,7 @@ ClientMessage = Annotated[
 ServiceErrorCode = Literal[
     "stale_version",
     "not_seated",
+    "opened_elsewhere",
     "no_table",
     "message_too_large",
     "unknown_action",
@@ -379,6 +380,15 @@ class PongMessage(ServerMessageBase):
     type: Literal["pong"] = "pong"
 
 
+class OpenedElsewhereMessage(ServerMessageBase):
+    """The player opened the game on another connection (a second tab or device),
+    which now holds their seat or queue place. This connection's moves and ``sync``
+    are refused with ``opened_elsewhere``; a client should stop reconnecting on its
+    own and leave it to the person to come back here."""
+
+    type: Literal["opened_elsewhere"] = "opened_elsewhere"
+
+
 ServerMessage = Annotated[
     ViewMessage
     | ErrorMessage
@@ -389,7 +399,8 @@ ServerMessage = Annotated[
     | LobbyView
     | BalanceMessage
     | WelcomeMessage
-    | PongMessage,
+    | PongMessage
+    | OpenedElsewhereMessage,
     Field(discriminator="type"),
 ]
 

@@ -480,6 +480,11 @@ SERVICE_ERRORS: Final[dict[str, str]] = {
         "current one. Choose again from it."
     ),
     "not_seated": "The player holds no seat at this table (or the connection has no player).",
+    "opened_elsewhere": (
+        "A `play`, `sync` or lobby message (all but `balance`) from a connection the player "
+        "has since replaced by another "
+        "(a second tab or device, told `opened_elsewhere`)."
+    ),
     "no_table": "`sync` from a player who is not seated at a table with a round.",
     "message_too_large": f"The message is larger than {MAX_MESSAGE_BYTES} bytes.",
     "unknown_action": "`action` names no route.",
@@ -639,6 +644,12 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
             )
         ],
         "PongMessage": [("the answer to `ping`", {"type": "pong"})],
+        "OpenedElsewhereMessage": [
+            (
+                "pushed to the older connection when the player connects again elsewhere",
+                {"type": "opened_elsewhere"},
+            )
+        ],
         "ErrorMessage": [
             (
                 "a refused move",

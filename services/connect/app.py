@@ -12,7 +12,9 @@ from services.common.adapters import Clock, Publisher
 from services.common.auth import Identity, verify_token
 from services.common.events import PlayerConnected, PlayerDisconnected
 from services.common.presence import PresenceStore
+from services.common.protocol import OpenedElsewhereMessage
 from services.common.store import GameStore, Outbound
+from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
 
 SOURCE = f"{constants.EVENT_SOURCE}.connect"
@@ -25,6 +27,7 @@ class ConnectService:
         store: GameStore,
         presence: PresenceStore,
         publisher: Publisher,
+        views: ViewPusher,
         clock: Clock,
         telemetry: Telemetry,
         token_secret: bytes,
@@ -33,6 +36,7 @@ class ConnectService:
         self._store = store
         self._presence = presence
         self._publisher = publisher
+        self._views = views
         self._clock = clock
         self._telemetry = telemetry
         self._secret = token_secret
@@ -43,9 +47,14 @@ class ConnectService:
         return verify_token(self._secret, token, self._clock.now())
 
     def connect(self, connection_id: str, identity: Identity) -> None:
-        """Record the connection; a seated player's seat now points to it (a reconnect)."""
+        """Record the connection; a seated player's seat now points to it (a reconnect).
+
+        A connection the player still had open (another tab or device) is told
+        ``opened_elsewhere``: from now on its moves are refused, so a person never
+        plays from a tab that no longer sees the table.
+        """
         self._telemetry.annotate(player_id=identity.player_id)
-        player = self._presence.add_connection(
+        player, replaced = self._presence.add_connection(
             connection_id, identity.player_id, identity.name, self._clock.now(), self._ttl
         )
         seat = None
@@ -59,6 +68,9 @@ class ConnectService:
                 self._store.set_connection(table.table_id, player.seat, connection_id)
                 seat = player.seat
         self._telemetry.count("connections_opened")
+        if replaced is not None and replaced != connection_id:
+            self._telemetry.count("connections_replaced")
+            self._views.send(replaced, OpenedElsewhereMessage().model_dump())
         event = PlayerConnected(
             player_id=identity.player_id,
             connection_id=connection_id,

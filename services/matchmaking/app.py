@@ -142,6 +142,15 @@ class MatchmakingService:
     ) -> None:
         self._telemetry.annotate(player_id=player_id, action=message.action)
         cid = message.cid
+        if not isinstance(message, Balance) and self._replaced(player_id, connection_id):
+            self._telemetry.count("refused_opened_elsewhere")
+            self._refuse(
+                connection_id,
+                "opened_elsewhere",
+                "you opened the game in another tab or device; use that one, or reload here",
+                cid,
+            )
+            return
         if isinstance(message, Queue):
             self.queue(player_id, name, connection_id, message)
         elif isinstance(message, Leave):
@@ -154,6 +163,12 @@ class MatchmakingService:
             self.fill_bots(player_id, connection_id, cid)
         else:
             self.balance(player_id, connection_id, cid)
+
+    def _replaced(self, player_id: str, connection_id: str) -> bool:
+        """Whether the player has opened a newer connection: the queue's and the lobby's
+        pushes go to that one, so this one may no longer queue, leave or join for them."""
+        current = self._store.player(player_id).get("connection_id", {}).get("S")
+        return current is not None and current != connection_id
 
     def queue(self, player_id: str, name: str, connection_id: str, message: Queue) -> None:
         arena = message.mode is MatchMode.ARENA
@@ -505,8 +520,13 @@ class MatchmakingService:
                 self._store.release(player.player_id, event.table_id)
 
     def player_disconnected(self, event: PlayerDisconnected) -> None:
-        """A queued or waiting player whose connection closed leaves the queue or lobby."""
-        if event.table_id is None:
+        """A queued or waiting player whose connection closed leaves the queue or lobby.
+
+        Not when the player has opened another connection since (a reload, another
+        tab): the place is that connection's now, and the event may arrive after it
+        queued again.
+        """
+        if event.table_id is None and not self._replaced(event.player_id, event.connection_id):
             self.leave(event.player_id, None, reason="disconnected")
 
     # --- answers ----------------------------------------------------------------------------

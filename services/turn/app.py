@@ -129,6 +129,9 @@ class TurnService:
             self._refuse(connection_id, "not_seated", "you have no seat at this table", cid=cid)
             return
         self._telemetry.annotate(round=table.round, seat=seat)
+        if table.connections.get(seat) not in (None, connection_id):
+            self._elsewhere(connection_id, cid)
+            return
         if table.state is None or table.status != "playing":
             self._refuse(connection_id, "wrong_phase", "no round is being played", table, cid)
             return
@@ -182,6 +185,9 @@ class TurnService:
     def sync(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         """Send the player's current view (clients ask after every (re)connect)."""
         player = self._presence.get_player(player_id)
+        if player is not None and player.connection_id not in (None, connection_id):
+            self._elsewhere(connection_id, cid)
+            return
         table = self._store.get_table(player.table_id) if player and player.table_id else None
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None or table.state is None:
@@ -379,6 +385,16 @@ class TurnService:
     ) -> None:
         table_id = table.table_id if table else None
         self._views.send(connection_id, error_message(code, message, table_id, cid=cid))
+
+    def _elsewhere(self, connection_id: str, cid: str | None) -> None:
+        """A tab the player has since replaced by another: nothing it sends applies."""
+        self._telemetry.count("refused_opened_elsewhere")
+        self._refuse(
+            connection_id,
+            "opened_elsewhere",
+            "you opened the game in another tab or device; play there, or reload here",
+            cid=cid,
+        )
 
     def _stale(
         self,

@@ -298,7 +298,16 @@ def test_lobby_messages(open_client: Callable[..., Any], server: Server) -> None
     assert "500" in page.inner_text('[data-testid="queued-detail"]')
     server.push({"type": "queue_left", "reason": "timeout"})
     page.wait_for_selector('[data-testid="queued"]', state="hidden")
-    assert "No table formed in time" in page.inner_text('[data-testid="notice-text"]')
+    page.wait_for_selector('[data-testid="queue-expired"]:not([hidden])')
+    assert "No table formed in time" in page.inner_text('[data-testid="queue-expired"]')
+    page.click('[data-testid="wait-on-button"]')  # the same queue again
+    assert server.actions("queue")[-1] == {
+        "action": "queue",
+        "mode": "arena",
+        "variant": "twos-meld",
+        "stake": 500,
+    }
+    page.wait_for_selector('[data-testid="queue-expired"]', state="hidden")
 
     lobby = {
         "type": "lobby",
@@ -607,6 +616,25 @@ def test_reconnects_and_resyncs(open_client: Callable[..., Any], server: Server)
     server.push(view(version=4))
     page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '4'")
     assert page.is_enabled('[data-testid="discard-button"]')
+
+
+def test_opened_elsewhere_stops_reconnecting_until_play_here(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    page = open_client()
+    at_table(page, server)
+    server.push({"type": "opened_elsewhere"})
+    page.wait_for_selector('[data-testid="elsewhere-banner"]:not([hidden])')
+    assert "another tab" in page.inner_text('[data-testid="elsewhere-banner"]')
+    page.wait_for_timeout(1500)  # longer than the first reconnect's back-off
+    assert len(server.sockets) == 1, "a replaced tab must not take the seat back on its own"
+    assert page.is_hidden('[data-testid="reconnect-banner"]')
+    page.click('[data-testid="play-here"]')
+    page.wait_for_selector('[data-testid="elsewhere-banner"]', state="hidden", timeout=5000)
+    online = "() => document.getElementById('conn-status').dataset.state === 'online'"
+    page.wait_for_function(online)
+    assert len(server.sockets) == 2
+    assert server.actions("sync") == [{"action": "sync"}, {"action": "sync"}]
 
 
 def test_url_parameters_override_the_config(

@@ -6,6 +6,7 @@ import { BalanceMessage } from "./interfaces/BalanceMessage";
 import { ErrorMessage } from "./interfaces/ErrorMessage";
 import { LobbyView } from "./interfaces/LobbyView";
 import { MatchResultMessage } from "./interfaces/MatchResultMessage";
+import { OpenedElsewhereMessage } from "./interfaces/OpenedElsewhereMessage";
 import { Play } from "./interfaces/Play";
 import { PongMessage } from "./interfaces/PongMessage";
 import { QueueLeftMessage } from "./interfaces/QueueLeftMessage";
@@ -24,7 +25,8 @@ export type Incoming =
   | LobbyView
   | BalanceMessage
   | WelcomeMessage
-  | PongMessage;
+  | PongMessage
+  | OpenedElsewhereMessage;
 
 export function respond(message: Incoming, cid: string): Play | string | null {
   switch (message.type) {
@@ -52,6 +54,8 @@ export function respond(message: Incoming, cid: string): Play | string | null {
       return message.player_id;
     case "pong":
       return null;
+    case "opened_elsewhere":
+      return "stop reconnecting";
     default: {
       const unknown: never = message;
       return unknown;

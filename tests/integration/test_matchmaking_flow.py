@@ -270,7 +270,7 @@ def test_a_second_queue_while_waiting_is_refused_and_the_player_sits_once(mm: Ha
 
 
 def test_concurrent_queue_attempts_by_one_player_make_one_entry(mm: Harness) -> None:
-    conns = [connect(mm, "r1") for _ in range(3)]  # one player, three connections
+    conn = connect(mm, "r1")  # six presses at once (older tabs are refused: opened_elsewhere)
     barrier = threading.Barrier(6)
     failures: list[BaseException] = []
 
@@ -281,14 +281,14 @@ def test_concurrent_queue_attempts_by_one_player_make_one_entry(mm: Harness) -> 
         except BaseException as exc:  # pragma: no cover - reported below
             failures.append(exc)
 
-    threads = [threading.Thread(target=attempt, args=(conns[i % 3],)) for i in range(6)]
+    threads = [threading.Thread(target=attempt, args=(conn,)) for _ in range(6)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert failures == []
 
-    received = [m for c in conns for m in mm.received(c)]
+    received = mm.received(conn)
     assert [m["type"] for m in received].count("queued") == 1
     assert (
         sorted(m.get("code", "") for m in received if m["type"] == "error")
@@ -299,7 +299,7 @@ def test_concurrent_queue_attempts_by_one_player_make_one_entry(mm: Harness) -> 
     assert player_item(mm, "r1")["ticket"]["S"] == entries[0]["ticket"]["S"]
     assert [e["name"] for e in executions(mm)] == [entries[0]["ticket"]["S"]]
 
-    mm.send(conns[0], {"action": "leave"})
+    mm.send(conn, {"action": "leave"})
     settle_until(mm, all_executions_ended(mm))
 
 
@@ -692,3 +692,36 @@ def test_a_failed_formation_relays_nothing_and_later_tables_still_start(mm: Harn
         table_id = player_item(mm, "w5").get("table_id", {}).get("S")
         problems.append(f"table {table_id} formed but its players never got a view")
     assert problems == []
+
+
+def test_a_second_tab_opened_and_closed_leaves_the_player_free_to_find_a_table(
+    mm: Harness,
+) -> None:
+    """Tab A queues; tab B opens (A is told) and closes. A's old connection answers with a
+    clear code instead of "not queued"; the player's next connection (A reloaded) queues,
+    may always leave, and is seated, even if B's disconnect is handled after it queued."""
+    tab_a = connect(mm, "w1")
+    queue(mm, tab_a)
+    tab_b = connect(mm, "w1")
+    assert mm.received(tab_a)[-1] == {"type": "opened_elsewhere"}
+    mm.send(tab_a, {"action": "leave"})
+    assert errors(mm, tab_a) == ["opened_elsewhere"]
+    assert "queue_key" in player_item(mm, "w1"), "a refused leave changes nothing"
+
+    mm.disconnect(tab_b)
+    again = connect(mm, "w1")  # "Play here" in tab A, before B's disconnect is handled
+    mm.send(again, {"action": "leave"})
+    assert of_type(mm, again, "queue_left")[-1]["reason"] == "left"
+    queue(mm, again)
+    assert [m["type"] for m in mm.received(again)][-1] == "queued", errors(mm, again)
+    mm.settle()
+    assert "queue_key" in player_item(mm, "w1"), "B's late disconnect took the new place"
+
+    others = [connect(mm, p) for p in ("w2", "w3", "w4")]
+    for conn in others:
+        queue(mm, conn)
+    settle_until(mm, lambda: seated_views(mm, [again, *others])() and all_executions_ended(mm)())
+    view = mm.last(again)
+    assert view is not None and view["seat"] == 1
+    assert view["seats"]["1"]["connected"] is True
+    assert errors(mm, again) == []

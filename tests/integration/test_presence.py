@@ -171,3 +171,41 @@ def _wire(action: Any) -> dict[str, Any]:
     from shared_engine import action_to_wire
 
     return action_to_wire(action)
+
+
+def test_a_second_tab_takes_the_seat_over_and_the_first_is_told(harness: Harness) -> None:
+    """The older connection hears ``opened_elsewhere``; its moves and syncs no longer apply."""
+    conns, view = _start(harness, "tabs")
+    first = conns[1]
+    second = harness.connect("q1")
+    assert second is not None and second != first
+    harness.settle()
+    assert harness.received(first)[-1] == {"type": "opened_elsewhere"}
+    assert harness.table("tabs").connections[1] == second
+
+    version = harness.table("tabs").version
+    tile = view["view"]["legal_actions"][-1]
+    harness.send(
+        first,
+        {"action": "play", "table_id": "tabs", "version": version, "move": tile, "cid": "old-1"},
+    )
+    refused = harness.received(first)[-1]
+    assert (refused["type"], refused["code"], refused["cid"]) == (
+        "error",
+        "opened_elsewhere",
+        "old-1",
+    )
+    harness.send(first, {"action": "sync"})
+    assert harness.received(first)[-1]["code"] == "opened_elsewhere"
+    table = harness.table("tabs")
+    assert table.version == version, "a refused move leaves the table unchanged"
+    assert table.connections[1] == second, "a sync from the old tab does not take the seat back"
+
+    harness.send(second, {"action": "sync"})
+    current = harness.last(second)
+    assert current is not None and current["seat"] == 1
+    _discard_first(harness, second, "tabs")
+    assert harness.table("tabs").version == version + 1
+    harness.disconnect(first)
+    harness.settle()
+    assert harness.table("tabs").connections[1] == second, "closing the old tab frees nothing"

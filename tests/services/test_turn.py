@@ -275,14 +275,14 @@ def test_a_move_that_loses_a_race_gets_stale_version(
     dealt: RoundState,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Two moves read version 1; the other one commits first (same seat, same ply)."""
+    """Two moves read version 1 (a double press); the other commits first (same seat, ply)."""
     rival = build(TurnService, deps)
     first, second = _discard(dealt, 1, 0), _discard(dealt, 1, 1)
     original = store.commit_actions
 
     def racing(*args: Any, **kwargs: Any) -> None:
         monkeypatch.setattr(store, "commit_actions", original)
-        rival.play("p1", "c1-other-tab", _play("t1", 1, first))
+        rival.play("p1", "c1", _play("t1", 1, first))
         original(*args, **kwargs)
 
     monkeypatch.setattr(store, "commit_actions", racing)
