@@ -129,7 +129,7 @@ class TurnService:
             self._refuse(connection_id, "not_seated", "you have no seat at this table", cid=cid)
             return
         self._telemetry.annotate(round=table.round, seat=seat)
-        if table.connections.get(seat) not in (None, connection_id):
+        if not self._current(table.connections.get(seat), player_id, connection_id):
             self._elsewhere(connection_id, cid)
             return
         if table.state is None or table.status != "playing":
@@ -182,10 +182,23 @@ class TurnService:
             applied.reply = (seat, cid)
         self._after(applied)
 
+    def _current(self, seated: str | None, player_id: str, connection_id: str) -> bool:
+        """Whether this connection may act for the seat: the seat's own, or the player's newest.
+
+        A seat with no connection (its newest tab closed) is not free for any
+        connection of the player's: an older tab, already told
+        ``opened_elsewhere``, is still refused; only the connection the player
+        opened last may act (and a reconnect is always that one).
+        """
+        if seated is not None:
+            return seated == connection_id
+        player = self._presence.get_player(player_id)
+        return player is not None and player.connection_id == connection_id
+
     def sync(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         """Send the player's current view (clients ask after every (re)connect)."""
         player = self._presence.get_player(player_id)
-        if player is not None and player.connection_id not in (None, connection_id):
+        if player is not None and player.connection_id != connection_id:
             self._elsewhere(connection_id, cid)
             return
         table = self._store.get_table(player.table_id) if player and player.table_id else None

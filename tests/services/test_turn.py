@@ -242,8 +242,9 @@ def test_bad_messages_are_refused_before_anything_changes(
 
 
 def test_a_message_of_exactly_the_limit_is_read(
-    deps: dict[str, Any], pusher: RecordingPusher, dealt: RoundState
+    deps: dict[str, Any], pusher: RecordingPusher, presence: PresenceStore, dealt: RoundState
 ) -> None:
+    presence.add_connection("c1", "p1", "P1", 1_800_000_000.0, 3600)
     turn = build(TurnService, deps, max_message_bytes=64)
     body = '{"action": "sync"}'
     body = body[:-1] + " " * (64 - len(body)) + "}"
@@ -423,8 +424,13 @@ def test_a_timer_after_the_draw_only_discards(
 
 
 def test_sync_sends_the_view_to_the_new_connection_and_moves_the_seat(
-    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
 ) -> None:
+    presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
     turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
     (message,) = pusher.sent
     assert message[0] == "c3-new"
