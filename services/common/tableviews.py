@@ -6,6 +6,9 @@ seat is ever computed from another seat's data.
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from services.common.adapters import Pusher
@@ -93,18 +96,28 @@ class ViewPusher:
             return 0
         if state is None:
             state = loads(table.state)
-        delivered = 0
         failures: list[Exception] = []
+        sends: list[Callable[[], bool]] = []
         for seat in SEATS:
             connection = table.connections.get(seat)
             if connection is None:
                 continue
             cid = reply[1] if reply is not None and reply[0] == seat else None
             message = view_message(table, state, seat, last_action, cid).model_dump(mode="json")
-            if self._deliver(table, seat, connection, message, failures):
-                delivered += 1
+            sends.append(self._delivery(table, seat, connection, message, failures))
+        delivered = sum(_all_at_once(sends))
         _raise_first(failures)
         return delivered
+
+    def _delivery(
+        self,
+        table: TableRecord,
+        seat: int,
+        connection: str,
+        message: dict[str, Any],
+        failures: list[Exception],
+    ) -> Callable[[], bool]:
+        return lambda: self._deliver(table, seat, connection, message, failures)
 
     def _deliver(
         self,
@@ -129,11 +142,29 @@ class ViewPusher:
     def push_all(self, table: TableRecord, message: dict[str, Any]) -> None:
         """The same public message (a round or match result) to every connected seat."""
         failures: list[Exception] = []
-        for seat in SEATS:
-            connection = table.connections.get(seat)
-            if connection is not None:
-                self._deliver(table, seat, connection, message, failures)
+        _all_at_once(
+            [
+                self._delivery(table, seat, connection, message, failures)
+                for seat in SEATS
+                if (connection := table.connections.get(seat)) is not None
+            ]
+        )
         _raise_first(failures)
+
+
+_PUSHES = ThreadPoolExecutor(max_workers=len(SEATS), thread_name_prefix="push")
+"""Pushes to the four seats are independent calls, each a network round trip:
+sent together, a move's last view leaves after one round trip instead of four
+(the handler's billed time and every seat's wait shrink alike)."""
+
+
+def _all_at_once(sends: list[Callable[[], bool]]) -> list[bool]:
+    """Runs the sends concurrently, each in a copy of the caller's context (so that
+    what the caller's context carries, such as its logging keys, goes with it)."""
+    if len(sends) <= 1:
+        return [send() for send in sends]
+    futures = [_PUSHES.submit(contextvars.copy_context().run, send) for send in sends]
+    return [future.result() for future in futures]
 
 
 def _raise_first(failures: list[Exception]) -> None:
