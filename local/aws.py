@@ -170,11 +170,17 @@ def start_moto(port: int = 0) -> tuple[Any, str]:
                 return host
             return super().get_backend_for_host(host)
 
+    class QuietRequestHandler(MotoRequestHandler):
+        """No access-log line per request: nobody reads them, and each costs a log record."""
+
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            return
+
     class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
             app = _OneRequestAtATime(Dispatch(create_backend_app))
             self._server = make_server(
-                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+                self._ip_address, self._port, app, True, request_handler=QuietRequestHandler
             )
             self._server_ready_event.set()
             self._server.serve_forever()
