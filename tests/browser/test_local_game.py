@@ -119,12 +119,9 @@ def _require_browser() -> None:
 
 
 def strings(lang: str) -> dict[str, str]:
-    """The plain (non-plural) strings of one language table in web/i18n.js."""
-    source = (ROOT / "web" / "i18n.js").read_text(encoding="utf-8")
-    block = re.search(rf"^const {lang} = \{{\n(.*?)^\}};", source, re.S | re.M)
-    assert block is not None, f"no {lang!r} table in web/i18n.js"
-    pairs = re.findall(r'^\s*"([\w.-]+)": ("(?:[^"\\]|\\.)*"),?$', block.group(1), re.M)
-    return {key: json.loads(value) for key, value in pairs}
+    """The plain (non-plural) strings of one language table, web/i18n/<lang>.json."""
+    table = json.loads((ROOT / "web" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    return {key: value for key, value in table.items() if isinstance(value, str)}
 
 
 def free_port() -> int:

@@ -23,6 +23,9 @@ from typing import Any, get_args
 
 import pytest
 
+from shared_engine.tiles import NAMES, VALUES, parse_tiles
+from shared_engine.view import pile_state
+
 pytestmark = pytest.mark.browser
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -31,7 +34,12 @@ WEB = Path(__file__).resolve().parents[2] / "web"
 ORIGIN = "http://canasta.test"
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 LANGS = ("en", "fr", "it", "pl", "hu", "ro")
-TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+TYPES = {
+    ".html": "text/html",
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".json": "application/json",
+}
 
 
 def token(player_id: str = "p-ana", name: str = "Ana", ttl: int = 3600) -> str:
@@ -166,7 +174,28 @@ def seats(connected: tuple[bool, bool, bool, bool] = (True, True, True, True)) -
 def meld(rank: int, tiles: list[str], canasta: str | None = None) -> dict[str, Any]:
     size = len(tiles)
     stripe = "red" if size >= 7 else "yellow" if size == 6 else None
-    return {"rank": rank, "tiles": tiles, "canasta": canasta, "compact": size > 5, "stripe": stripe}
+    wilds = sum(1 for t in tiles if t == "JK" or (t.startswith("2") and len(t) == 2 and rank != 2))
+    return {
+        "rank": rank,
+        "tiles": tiles,
+        "canasta": canasta,
+        "compact": size > 5,
+        "stripe": stripe,
+        "wilds": wilds,
+    }
+
+
+def with_rule_facts(player_view: dict[str, Any]) -> dict[str, Any]:
+    """The figures the server adds about rules (shared_engine/view.py), from the engine."""
+    hand = parse_tiles(player_view["hand"])
+    blocked, pair = pile_state(hand, parse_tiles(player_view["discard"]))
+    facts = {
+        "tile_points": {NAMES[t]: VALUES[t] for t in hand},
+        "wild_ranks": [0, 2],
+        "pile_blocked": blocked,
+        "pile_pair": pair,
+    }
+    return {**facts, **player_view}
 
 
 def view(version: int = 3, **changes: Any) -> dict[str, Any]:
@@ -204,6 +233,7 @@ def view(version: int = 3, **changes: Any) -> dict[str, Any]:
         ],
     }
     player_view.update(changes.pop("view", {}))
+    player_view = with_rule_facts(player_view)
     message: dict[str, Any] = {
         "type": "view",
         "protocol": 1,
@@ -650,38 +680,25 @@ def test_url_parameters_override_the_config(
 
 
 def test_every_language_is_complete(open_client: Callable[..., Any], server: Server) -> None:
+    """Each language's table (web/i18n/<lang>.json) has exactly English's keys, the page's
+    markup names only keys that exist, and every refusal code has a sentence."""
+    tables = {lang: json.loads((WEB / "i18n" / f"{lang}.json").read_text()) for lang in LANGS}
+    keys = set(tables["en"])
+    assert {lang: set(table) ^ keys for lang, table in tables.items()} == {
+        lang: set() for lang in LANGS
+    }
     page = open_client(signed_in=False)
-    missing = page.evaluate(
-        """async () => {
-            const { STRINGS } = await import('/web/i18n.js');
-            const keys = Object.keys(STRINGS.en);
-            const out = {};
-            for (const [lang, table] of Object.entries(STRINGS)) {
-                const gaps = keys.filter((k) => !(k in table));
-                const extra = Object.keys(table).filter((k) => !(k in STRINGS.en));
-                if (gaps.length || extra.length) out[lang] = { gaps, extra };
-            }
-            return out;
-        }"""
+    page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+    named = page.evaluate(
+        """() => ['data-i18n', 'data-i18n-aria', 'data-i18n-placeholder'].flatMap((a) =>
+            [...document.querySelectorAll(`[${a}]`)].map((el) => el.getAttribute(a)))"""
     )
-    assert missing == {}
-    undefined = page.evaluate(
-        """async () => {
-            const { STRINGS } = await import('/web/i18n.js');
-            const attrs = ['data-i18n', 'data-i18n-aria', 'data-i18n-placeholder'];
-            return attrs.flatMap((a) => [...document.querySelectorAll(`[${a}]`)]
-                .map((el) => el.getAttribute(a)).filter((key) => !(key in STRINGS.en)));
-        }"""
-    )
-    assert undefined == []
-    codes = page.evaluate(
-        """async () => Object.keys((await import('/web/i18n.js')).STRINGS.en)
-            .filter((k) => k.startsWith('error.')).map((k) => k.slice(6))"""
-    )
+    assert named and set(named) <= keys
+    codes = {k.removeprefix("error.") for k in keys if k.startswith("error.")}
     from services.common.protocol import ServiceErrorCode
     from shared_engine.errors import ERROR_CODES
 
-    assert set(ERROR_CODES) | set(get_args(ServiceErrorCode)) <= set(codes)
+    assert set(ERROR_CODES) | set(get_args(ServiceErrorCode)) <= codes
 
 
 @pytest.mark.parametrize("lang", LANGS)
