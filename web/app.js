@@ -349,6 +349,15 @@ function bind() {
     if (state.signedIn) conn.hurry();
   });
   setInterval(tick, 250);
+
+  // The docked hand's and the header's heights, for the layout (style.css: --dock-h, --top-h).
+  const sizes = new ResizeObserver(() => {
+    const root = document.documentElement.style;
+    root.setProperty("--dock-h", `${$("dock").offsetHeight}px`);
+    root.setProperty("--top-h", `${document.querySelector(".topbar").offsetHeight}px`);
+  });
+  sizes.observe($("dock"));
+  sizes.observe(document.querySelector(".topbar"));
 }
 
 async function main() {

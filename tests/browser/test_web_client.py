@@ -12,6 +12,7 @@ Needs the ``playwright`` package and a Chromium (``CHROMIUM`` or
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -134,9 +135,16 @@ def open_client(browser: Any, server: Server) -> Iterator[Callable[..., Any]]:
         signed_in: bool = True,
         config: dict[str, Any] | None = None,
         width: int = 390,
+        height: int = 844,
+        touch: bool = False,
         lang: str = "en",
     ) -> Any:
-        context = browser.new_context(viewport={"width": width, "height": 844}, locale="en-US")
+        context = browser.new_context(
+            viewport={"width": width, "height": height},
+            locale="en-US",
+            has_touch=touch,
+            is_mobile=touch,
+        )
         contexts.append(context)
         settings = (
             config
@@ -739,3 +747,160 @@ def test_sign_in_explains_what_is_missing(open_client: Callable[..., Any], serve
         "Un nome ha da 1 a 24 lettere, cifre o spazi."
     )
     assert server.urls == []
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
+FULL_HAND = [
+    "1R",
+    "4Y",
+    "5K",
+    "6B",
+    "7R",
+    "7Y",
+    "8K",
+    "9B",
+    "10R",
+    "11Y",
+    "12K",
+    "13B",
+    "13R",
+    "2Y",
+    "JK",
+]
+BIG_MELDS = {
+    "A": [
+        meld(10, ["10R", "10Y", "10K", "10B", "2K"]),
+        meld(11, ["11R", "11Y", "11K", "11B", "11R"]),
+        meld(12, ["12R", "12Y", "12K", "12B", "12R", "12Y", "JK"], "dirty"),
+        meld(8, ["8R"] * 7, "clean"),
+        meld(4, ["4R", "4Y", "4K"]),
+    ],
+    "B": [
+        meld(13, ["13R", "13Y", "13K", "13B"]),
+        meld(6, ["6R", "6Y", "6K", "6B", "6R", "JK", "2B"], "dirty"),
+        meld(9, ["9R", "9Y", "9K", "2R"]),
+        meld(1, ["1R", "1Y", "1K", "1B", "1R", "1Y"]),
+    ],
+}
+
+
+def screenshot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def boxes(page: Any, selector: str) -> list[dict[str, float]]:
+    return page.eval_on_selector_all(
+        selector,
+        """els => els.map(e => { const r = e.getBoundingClientRect();
+            return {x: r.x, y: r.y, w: r.width, h: r.height}; })""",
+    )
+
+
+def in_viewport(page: Any, selector: str) -> bool:
+    size = page.viewport_size
+    found = boxes(page, selector)
+    return bool(found) and all(
+        b["x"] >= 0
+        and b["y"] >= 0
+        and b["x"] + b["w"] <= size["width"] + 0.5
+        and b["y"] + b["h"] <= size["height"] + 0.5
+        for b in found
+    )
+
+
+def no_rank_overlap(page: Any) -> None:
+    """Inside each meld, no tile's rank is covered by the next tile (drawn over it)."""
+    for meld_el in page.query_selector_all('[data-testid^="meld-"]'):
+        tiles = meld_el.query_selector_all(".tile")
+        for a, b in itertools.pairwise(tiles):
+            rank = a.query_selector(".tn")
+            rank_box, next_box = rank.bounding_box() if rank else None, b.bounding_box()
+            assert rank_box and next_box, meld_el.get_attribute("data-testid")
+            assert rank_box["x"] + rank_box["width"] <= next_box["x"] + 0.5, (
+                meld_el.get_attribute("data-testid"),
+                rank_box,
+                next_box,
+            )
+
+
+TOUCH_TARGETS = (
+    '[data-testid="hand-tile"]',
+    ".actions button",
+    '[data-testid="suggestion"]',
+    '[data-testid="stock"]',
+    '[data-testid="pile"]',
+    'button[data-testid^="meld-A-"]',
+)
+
+
+def big_view(**changes: Any) -> dict[str, Any]:
+    legal = [
+        {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "JK"]}]},
+        {"type": "meld", "melds": [{"rank": 13, "tiles": ["13B", "13R", "2Y"]}]},
+    ] + [{"type": "discard", "tile": t} for t in FULL_HAND]
+    return view(view={"hand": FULL_HAND, "melds": BIG_MELDS, "legal_actions": legal, **changes})
+
+
+def test_phone_first_screen_shows_the_hand(open_client: Callable[..., Any], server: Server) -> None:
+    """390x844, touch: the hand and the actions are on the first screen of a round, and
+    stay there while the table and both teams' melds scroll above them."""
+    page = open_client(width=390, height=844, touch=True)
+    at_table(page, server, big_view())
+    page.wait_for_timeout(100)
+    assert page.evaluate("scrollY") == 0
+    assert len(hand(page)) == 15
+    assert in_viewport(page, '[data-testid="hand-tile"]')
+    assert in_viewport(page, ".actions button")
+    assert in_viewport(page, '[data-testid="turn-indicator"]')
+    screenshot(page, "phone-390x844")
+    for selector in TOUCH_TARGETS:
+        small = [b for b in boxes(page, selector) if b["w"] < 44 or b["h"] < 44]
+        assert small == [], selector
+    for team in ("A", "B"):
+        page.locator(f'[data-testid="team-{team}"]').scroll_into_view_if_needed()
+        assert page.locator(f'[data-testid="team-{team}"]').is_visible()
+        assert in_viewport(page, '[data-testid="hand-tile"]'), f"team {team}'s melds hide the hand"
+    screenshot(page, "phone-390x844-melds")
+    no_rank_overlap(page)
+    overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
+    assert overflow <= 0
+
+
+def test_phone_sideways(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(width=844, height=390, touch=True)
+    at_table(page, server, big_view())
+    page.wait_for_timeout(100)
+    screenshot(page, "phone-844x390")
+    assert in_viewport(page, '[data-testid="hand-tile"]')
+    assert in_viewport(page, ".actions button")
+    assert in_viewport(page, '[data-testid="pile"]')
+    assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0
+
+
+def test_laptop_turn_fits_without_scrolling(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    """1366x768: hand, actions, pile, both teams' melds, scores and thresholds at once."""
+    page = open_client(width=1366, height=768)
+    at_table(page, server, big_view())
+    page.wait_for_timeout(100)
+    screenshot(page, "laptop-1366x768")
+    assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 0
+    for selector in (
+        '[data-testid="hand-tile"]',
+        ".actions button",
+        '[data-testid="suggestion"]',
+        '[data-testid="pile"]',
+        '[data-testid="stock"]',
+        '[data-testid="match-totals"]',
+        '[data-testid="opening-A"]',
+        '[data-testid="opening-B"]',
+        '[data-testid^="meld-A-"]',
+        '[data-testid^="meld-B-"]',
+        '[data-testid^="seat-count-"]',
+    ):
+        assert in_viewport(page, selector), selector
+    no_rank_overlap(page)
