@@ -9,7 +9,7 @@ import * as S from "./state.js";
 import { renderDialog } from "./ui/dialogs.js";
 import { $, flash, h, show } from "./ui/dom.js";
 import { renderBalance, renderConnection, renderHeader, renderLobby, renderQueueClock, renderSignin } from "./ui/lobby.js";
-import { renderActions, renderHandArea, renderMelds, renderTable, renderTimer } from "./ui/table.js";
+import { renderActions, renderHandArea, renderMelds, renderTable, renderTimer, teamOf } from "./ui/table.js";
 
 const DISMISSED_KEY = "canasta.dismissed";
 const BUSY_TIMEOUT = 10000;
@@ -72,11 +72,13 @@ function run(effects) {
     else if (effect.kind === "dialog") openDialog();
   }
   render();
-  for (const effect of effects) if (effect.kind === "moved") animateMove(effect.last);
+  for (const effect of effects) if (effect.kind === "moved") effect.moves.forEach(animateMove);
 }
 
-function animateMove(last) {
-  if (last.type === "discard") flash($("pile-top"));
+/** A short highlight where a move landed (CSS only: it never holds up a tap). */
+function animateMove(move) {
+  if (move.type === "discard") flash($("pile-top"));
+  for (const spec of move.melds || []) flash(document.querySelector(`[data-testid="meld-${teamOf(Number(move.seat))}-${spec.rank}"]`), "fresh");
 }
 
 function send(message) {

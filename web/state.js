@@ -11,6 +11,9 @@ import { multiset, sortTiles, tileInfo, wildTest } from "./tiles.js";
  * expiry on its next poll, every 10 s). */
 export const QUEUE_GRACE = 15;
 
+/** Moves kept for the log: more than a round's worth is never shown. */
+export const LOG_KEPT = 300;
+
 export function initialState() {
   return {
     player: { id: null, name: null },
@@ -29,6 +32,7 @@ export function initialState() {
     used: null, // ids of the tiles the move waiting for an answer takes from the hand
     target: null, // rank of one of the team's melds that selected wilds join
     newTiles: new Set(), // indices of tiles that just arrived in the hand
+    log: [], // this round's public moves, oldest first, as the views brought them
     busy: false,
     showAllSuggestions: false,
     dismissed: new Set(), // tables whose ended match the player left
@@ -190,6 +194,8 @@ export function adoptView(state, message) {
   const team = message.view.team;
   if (state.target !== null && !message.view.melds[team].some((m) => m.rank === state.target)) state.target = null;
   const advanced = !sameTable || message.version > previous.version;
+  if (!sameTable || previous.match.round !== message.match.round) state.log = [];
+  if (advanced) logMoves(state, message);
   state.view = message;
   state.hand = newHand;
   state.queued = null;
@@ -200,10 +206,17 @@ export function adoptView(state, message) {
   // A newer version means the last move (ours or another seat's) went through: an
   // error shown for an earlier attempt no longer applies.
   if (sameTable && advanced) effects.push({ kind: "clearError" });
-  if (advanced && message.last_action) effects.push({ kind: "moved", last: message.last_action });
+  if (advanced && message.last_action) effects.push({ kind: "moved", moves: message.moves && message.moves.length ? message.moves : [message.last_action] });
   const mine = message.view.turn === message.seat && playing(state);
   if (mine && !wasMine) effects.push({ kind: "yourTurn" });
   return effects;
+}
+
+/** Appends the moves a view brings (a bot's turn is several) to the round's log. */
+function logMoves(state, message) {
+  const moves = message.moves && message.moves.length ? message.moves : message.last_action ? [message.last_action] : [];
+  for (const move of moves) state.log.push({ ...move, version: message.version });
+  if (state.log.length > LOG_KEPT) state.log.splice(0, state.log.length - LOG_KEPT);
 }
 
 // --- dialogs ------------------------------------------------------------------------

@@ -255,6 +255,13 @@ class LastAction(_Message):
     """``discard`` only: the tile discarded."""
     melds: list[MeldSpecModel] | None = Field(default=None, exclude_if=_absent)
     """``meld`` and ``take_pile`` only: the melds laid or extended."""
+    pile_size: int | None = Field(default=None, ge=1, exclude_if=_absent)
+    """``take_pile`` only: how many tiles the pile held (PILE-4)."""
+    bonus_threes: list[TileName] | None = Field(default=None, exclude_if=_absent)
+    """The bonus threes this move exposed (THREE-1, TURN-2), if any: public once exposed.
+    A draw never names the tile drawn."""
+    went_out: bool | None = Field(default=None, exclude_if=_absent)
+    """True when this discard took the seat out (OUT-1)."""
 
 
 class ViewMessage(ServerMessageBase):
@@ -272,6 +279,10 @@ class ViewMessage(ServerMessageBase):
     view: TableView
     last_action: LastAction | None = None
     """The move that produced this version, for animation; null after a sync or a deal."""
+    moves: list[LastAction] = Field(default_factory=list)
+    """Every move of the write that produced this version, in order (a bot's or an
+    auto-played turn is several: draw, melds, discard), the last being ``last_action``;
+    public facts only, for a move log. Empty after a sync or a deal."""
 
 
 class ErrorMessage(ServerMessageBase):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -38,7 +38,7 @@ from services.common.protocol import (
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
-from services.common.tableviews import ViewPusher, error_message, view_message
+from services.common.tableviews import ViewPusher, error_message, public_move, view_message
 from services.common.telemetry import Telemetry
 from services.ledger.app import joker_debit
 from services.ledger.book import Ledger
@@ -64,6 +64,8 @@ class Applied:
     """``table.state`` parsed, so that one invocation parses a state once (None: no round)."""
     reply: tuple[int, str] | None = None
     """The seat whose message made this write and its ``cid``: its next view answers it."""
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    """Every move of the write as every seat may learn it (``public_move``), for the log."""
 
 
 class TurnService:
@@ -305,8 +307,16 @@ class TurnService:
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
+        states = [before, *(state for _, _, state in moves)]
+        public = [
+            public_move(seat, action, states[i], state, auto)
+            for i, (seat, action, state) in enumerate(moves)
+        ]
         return Applied(
-            new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto}, after
+            new,
+            {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto},
+            after,
+            moves=public,
         )
 
     def _play_turn(
@@ -346,7 +356,9 @@ class TurnService:
             bot = table.seats[seat].bot
             if not bot and table.connections.get(seat) is not None:
                 break
-            self._views.push_views(table, applied.last_action or None, state, applied.reply)
+            self._views.push_views(
+                table, applied.last_action or None, state, applied.reply, applied.moves
+            )
             if bot:
                 nxt = self._play_turn(table, state, greedy_policy)
                 self._telemetry.count("bot_turns")
@@ -371,7 +383,9 @@ class TurnService:
             and self._running(table, state)
         ):
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(table, applied.last_action or None, state, applied.reply)
+        self._views.push_views(
+            table, applied.last_action or None, state, applied.reply, applied.moves
+        )
 
     # --- answers ----------------------------------------------------------------------
 

@@ -105,6 +105,10 @@ HAND_ON_SCREEN_JS = """() => [...document.querySelectorAll(
   return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
 })"""
 ROUND_S = 420
+# The log's entries after a version: seat, move and the sentence shown.
+LOG_SINCE_JS = """v => [...document.querySelectorAll('[data-testid="log-entry"]')]
+  .filter((e) => Number(e.dataset.version) > v)
+  .map((e) => ({seat: e.dataset.seat, type: e.dataset.type, text: e.textContent}))"""
 VERSION_ABOVE_JS = (
     "v => Number(document.getElementById('table-screen').dataset.version) > v"
     " && !document.getElementById('actions').classList.contains('busy')"
@@ -456,6 +460,7 @@ class Player:
         self.table_id = ""
         self.seat = 0
         self.touch = False  # tap (a phone's touch events) rather than click
+        self.last_discard = 0  # the version this seat's last discard made
         self.timings: dict[str, list[float]] = {}
 
     def press(self, selector: str) -> None:
@@ -839,14 +844,24 @@ def test_a_whole_round_on_a_phone_by_touch(stack: LocalStack) -> None:
             assert hand_shown, seen(page, "phone-hand-off-screen")
             deadline = time.monotonic() + ROUND_S
             turns = 0
+            between: list[dict[str, Any]] = []
             while (phase := player.my_turn()) != "round_over":
                 assert time.monotonic() < deadline, f"the round goes on; {seen(page, 'long')}"
                 assert page.evaluate(HAND_ON_SCREEN_JS), seen(page, f"phone-turn-{turns}")
+                if turns == 2 and not between:
+                    between = page.evaluate(LOG_SINCE_JS, arg=player.last_discard)
+                    snap(page, "phone-move-log")
                 if phase == "draw":
                     player.draw()
                 else:
                     player.discard()
+                    player.last_discard = player.version()
                     turns += 1
+            # Between two of this seat's turns, the log showed each bot's draw and discard.
+            seats = {entry["seat"] for entry in between if entry["seat"] != str(player.seat)}
+            kinds = {entry["type"] for entry in between}
+            assert len(seats) == 3 and {"draw", "discard"} <= kinds, between
+            assert all(e["text"] and "{" not in e["text"] for e in between), between
             _, state = games.read(player.table_id)
             assert state.round_over, seen(page, "round-over")
             page.wait_for_selector('[data-testid="round-result"]', state="visible")

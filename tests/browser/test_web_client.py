@@ -585,6 +585,9 @@ def test_refusals_are_translated_and_stale_views_adopted(
         "() => document.getElementById('error-text').textContent.includes('some_new_code')"
     )
     assert page.inner_text('[data-testid="error-text"]') != "some_new_code"
+    # The next move that goes through (a newer version) clears the stale refusal at once.
+    server.push(view(version=10, view={"stock_size": 29}))
+    page.wait_for_selector('[data-testid="error-banner"]', state="hidden", timeout=1000)
 
 
 def test_results(open_client: Callable[..., Any], server: Server) -> None:
@@ -855,6 +858,8 @@ def test_phone_first_screen_shows_the_hand(open_client: Callable[..., Any], serv
     assert in_viewport(page, '[data-testid="hand-tile"]')
     assert in_viewport(page, ".actions button")
     assert in_viewport(page, '[data-testid="turn-indicator"]')
+    assert in_viewport(page, '[data-testid="pile"]')
+    assert in_viewport(page, '[data-testid="move-log"] li:last-child'), "the newest move is shown"
     screenshot(page, "phone-390x844")
     for selector in TOUCH_TARGETS:
         small = [b for b in boxes(page, selector) if b["w"] < 44 or b["h"] < 44]

@@ -216,3 +216,20 @@ test("results queue one after the other; leaving an ended match hides its table"
   S.receive(state, viewMessage(9, {}, { match: { ...viewMessage().match, status: "finished" } }));
   assert.equal(S.screen(state), "lobby", "the dismissed table's final view is not shown again");
 });
+
+test("the log gathers every move the views bring, once, and starts again each round", () => {
+  const state = atTable(viewMessage(3, { turn: 2 }));
+  const bobs = [
+    { seat: 2, type: "draw", auto: true },
+    { seat: 2, type: "discard", tile: "9B", auto: true },
+  ];
+  S.receive(state, viewMessage(4, { turn: 3 }, { moves: bobs, last_action: bobs[1] }));
+  S.receive(state, viewMessage(4, { turn: 3 }, { moves: bobs, last_action: bobs[1] }));
+  S.receive(state, viewMessage(2, { turn: 3 }, { moves: bobs, last_action: bobs[1] }));
+  assert.deepEqual(state.log.map((m) => [m.seat, m.type, m.version]), [[2, "draw", 4], [2, "discard", 4]]);
+  const last = { seat: 3, type: "take_pile", pile_size: 5, melds: [{ rank: 9, tiles: ["9R", "9Y", "9B"] }], auto: true };
+  S.receive(state, viewMessage(5, { turn: 3 }, { last_action: last }));
+  assert.equal(state.log.length, 3, "a view without its write's moves still logs its last action");
+  S.receive(state, viewMessage(6, {}, { match: { ...viewMessage().match, round: 2 } }));
+  assert.deepEqual(state.log, []);
+});

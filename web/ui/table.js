@@ -8,7 +8,7 @@ import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
 const SUGGESTIONS_SHOWN = 6;
 
-function teamOf(seat) {
+export function teamOf(seat) {
   return seat % 2 === 1 ? "A" : "B";
 }
 
@@ -46,6 +46,7 @@ export function renderTable(state, conn, on) {
   renderTurn(state);
   renderBoard(state, conn);
   renderLastMove(state);
+  renderLog(state);
   renderMelds(state, on);
   renderHandArea(state, conn, on);
 }
@@ -55,10 +56,6 @@ function renderMatchInfo(state) {
   const mine = state.view.view.team;
   const other = mine === "A" ? "B" : "A";
   const chips = [
-    h("span", { class: "chip", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
-    h("span", { class: "chip" }, t(`variant.${match.variant}`)),
-    match.mode === "arena" && match.stake ? h("span", { class: "chip" }, t("table.stake", { n: match.stake })) : null,
-    h("span", { class: "chip", "data-testid": "match-round" }, t("table.round", { n: match.round })),
     h(
       "span",
       { class: "chip chip-score", "data-testid": "match-totals" },
@@ -66,6 +63,10 @@ function renderMatchInfo(state) {
       " · ",
       h("span", { class: `team-${other}` }, t("table.score", { team: t("team.opponents"), n: match.totals[other] })),
     ),
+    h("span", { class: "chip", "data-testid": "match-round" }, t("table.round", { n: match.round })),
+    h("span", { class: "chip", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
+    h("span", { class: "chip" }, t(`variant.${match.variant}`)),
+    match.mode === "arena" && match.stake ? h("span", { class: "chip" }, t("table.stake", { n: match.stake })) : null,
   ];
   $("match-info").replaceChildren(...chips.filter(Boolean));
   const over = match.status !== "playing";
@@ -158,21 +159,50 @@ function renderBoard(state, conn) {
   $("pile").disabled = !(canAct && on.take_pile);
 }
 
+/** One public move in words: "Bob took the pile of 7 with 9s ×2.", "Dee went out!". */
+export function moveText(state, move) {
+  const seat = Number(move.seat);
+  const name = seat === state.view.seat ? t("seat.you") : seatName(state, seat);
+  const isWild = wildsOf(state);
+  const specs = (move.melds || []).map((m) => specText(m, isWild)).join(", ");
+  const parts = [];
+  if (move.type === "take_pile" && move.pile_size) parts.push(t("log.take_pile", { name, n: move.pile_size, specs }));
+  else parts.push(t(`last.${move.type}`, { name, specs, tile: move.tile ? tileName(move.tile) : "" }));
+  if (move.bonus_threes && move.bonus_threes.length) parts.push(t("log.exposed", { name, tiles: move.bonus_threes.map(tileName).join(", ") }));
+  if (move.went_out) parts.push(t("log.wentOut", { name }));
+  const info = state.view.seats[String(seat)];
+  const bot = info && info.player && info.player.bot;
+  if (move.auto && !bot) parts.push(t("log.auto"));
+  return parts.join(" ");
+}
+
 function renderLastMove(state) {
   const last = state.view.last_action;
-  const el = $("last-move");
-  if (!last || !last.type || !last.seat) {
-    el.textContent = "";
+  $("last-move").textContent = last && last.type && last.seat ? moveText(state, last) : "";
+}
+
+/** The round's moves, oldest first, scrolled to the newest. */
+function renderLog(state) {
+  const list = $("move-log");
+  if (!state.log.length) {
+    list.replaceChildren(h("li", { class: "empty-note" }, t("log.empty")));
+    delete list.dataset.count;
     return;
   }
-  const isWild = wildsOf(state);
-  const name = Number(last.seat) === state.view.seat ? t("seat.you") : seatName(state, Number(last.seat));
-  const params = { name };
-  if (last.type === "discard") params.tile = tileName(last.tile);
-  if (last.type === "meld") params.specs = (last.melds || []).map((m) => specText(m, isWild)).join(", ");
-  let text = t(`last.${last.type}`, params);
-  if (last.auto) text += ` ${t("last.auto")}`;
-  el.textContent = text;
+  const me = state.view.seat;
+  const grew = list.dataset.count !== String(state.log.length);
+  const near = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+  list.replaceChildren(
+    ...state.log.map((move) => {
+      const seat = Number(move.seat);
+      const role = seat === me ? "you" : teamOf(seat) === teamOf(me) ? "partner" : "opponent";
+      const props = { class: `log-entry team-${teamOf(seat)} role-${role}`, "data-testid": "log-entry", "data-seat": seat, "data-type": move.type, "data-version": move.version };
+      return h("li", props, moveText(state, move));
+    }),
+  );
+  // Follow the newest move, unless the player scrolled back to read and nothing new came.
+  if (near || grew) list.scrollTop = list.scrollHeight;
+  list.dataset.count = String(state.log.length);
 }
 
 function meldEl(state, meld, team, mine, on) {
