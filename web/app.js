@@ -7,7 +7,7 @@ import { Connection, wsAddress } from "./protocol.js";
 import { dropToken, loadConfig, savedName, savedToken, session, setToken, signin, tokenExpired } from "./session.js";
 import * as S from "./state.js";
 import { renderDialog } from "./ui/dialogs.js";
-import { $, flash, h, show } from "./ui/dom.js";
+import { $, flash, h, show, tileEl } from "./ui/dom.js";
 import { renderBalance, renderConnection, renderHeader, renderLobby, renderQueueClock, renderSignin } from "./ui/lobby.js";
 import { renderActions, renderHandArea, renderMelds, renderTable, renderTimer, teamOf } from "./ui/table.js";
 
@@ -70,6 +70,7 @@ function run(effects) {
     else if (effect.kind === "notice") showNotice(t(hasKey(effect.key) || !effect.fallback ? effect.key : effect.fallback));
     else if (effect.kind === "stop") conn.disconnect();
     else if (effect.kind === "dialog") openDialog();
+    else if (effect.kind === "yourTurn") yourTurnNotice();
   }
   render();
   for (const effect of effects) if (effect.kind === "moved") effect.moves.forEach(animateMove);
@@ -103,11 +104,33 @@ function play(move, used = []) {
   renderActions(state, conn.status());
 }
 
-/** A move built from the selection, or the hint saying what is missing. */
+/** A move built from the selection, or the hint saying what is missing; a move the
+ * player should agree to first (a wild discarded, going out) waits for the answer. */
 function playBuilt(built) {
   if (built.hint) showError(t(built.hint));
   else if (built.error) showError(errorText(built.error));
-  else play(built.move, built.used);
+  else if (built.confirm) {
+    const dialog = $("confirm-dialog");
+    $("confirm-text").textContent = t(built.confirm.key, built.confirm.params);
+    dialog.returnValue = "";
+    dialog.onclose = () => {
+      if (dialog.returnValue === "yes") play(built.move, built.used);
+    };
+    dialog.showModal();
+  } else play(built.move, built.used);
+}
+
+function browsePile() {
+  if (!state.view) return;
+  $("pile-tiles").replaceChildren(...state.view.view.discard.map((tile) => tileEl(tile)));
+  $("pile-dialog").showModal();
+}
+
+/** The player's turn began while the page is in the background: say so in the tab. */
+function yourTurnNotice() {
+  if (document.visibilityState !== "hidden") return;
+  document.title = t("title.yourTurn");
+  if (typeof navigator.vibrate === "function") navigator.vibrate(200);
 }
 
 // --- the player's intents at the table ----------------------------------------------
@@ -334,6 +357,7 @@ function bind() {
   $("act-joker").addEventListener("click", () => play({ type: "joker_button" }));
   $("stock").addEventListener("click", draw);
   $("pile").addEventListener("click", take);
+  $("pile-browse").addEventListener("click", browsePile);
   $("clear-selection").addEventListener("click", () => {
     S.clearSelection(state);
     renderMelds(state, table);
@@ -345,7 +369,9 @@ function bind() {
 
   document.addEventListener("visibilitychange", () => {
     // Phones freeze sockets in the background: come back quickly when shown again.
-    if (document.visibilityState === "visible" && state.signedIn) conn.hurry();
+    if (document.visibilityState !== "visible") return;
+    document.title = t("app.title");
+    if (state.signedIn) conn.hurry();
   });
   window.addEventListener("online", () => {
     if (state.signedIn) conn.hurry();

@@ -440,10 +440,52 @@ export function takePileMove(state) {
   return { move: { type: "take_pile", melds: built.specs }, used: selectedIds(state) };
 }
 
+/**
+ * A discard of the selected tile. `confirm` names what the player should agree to
+ * first: a wild thrown away, or going out while the partner still holds tiles (they
+ * count against the team, OUT-3).
+ */
 export function discardMove(state) {
   const tiles = selectedTiles(state);
   if (tiles.length !== 1) return { hint: "hint.selectDiscard" };
-  return { move: { type: "discard", tile: tiles[0] }, used: selectedIds(state) };
+  const built = { move: { type: "discard", tile: tiles[0] }, used: selectedIds(state) };
+  const v = state.view.view;
+  const partner = (state.view.seat + 1) % 4 + 1;
+  const held = v.hand_sizes[String(partner)] || 0;
+  if (state.hand.length === 1 && held > 0) built.confirm = { key: "confirm.goOut", params: { n: held } };
+  else if (wildsOf(state)(tiles[0])) built.confirm = { key: "confirm.wild", params: {} };
+  return built;
+}
+
+/**
+ * Hand tiles worth a look, from the legal moves only: in the play phase, those that
+ * extend one of the team's melds; in the draw phase, those that take the pile with its
+ * top. Returns index -> "extend" | "pile".
+ */
+export function handHints(state) {
+  const hints = new Map();
+  if (!myTurn(state)) return hints;
+  const v = state.view.view;
+  const ranks = new Set((v.melds[v.team] || []).map((m) => m.rank));
+  const mark = (tiles, kind) => {
+    const wanted = multiset(tiles);
+    state.hand.forEach((tile, i) => {
+      const n = wanted.get(tile) || 0;
+      if (n > 0 && !hints.has(i)) {
+        hints.set(i, kind);
+        wanted.set(tile, n - 1);
+      }
+    });
+  };
+  for (const action of v.legal_actions) {
+    if (action.type === "meld" && v.phase === "play") {
+      for (const spec of action.melds) if (ranks.has(spec.rank)) mark(spec.tiles, "extend");
+    } else if (action.type === "take_pile" && v.phase === "draw") {
+      const top = pileTop(state);
+      for (const spec of action.melds) if (top && spec.rank === tileInfo(top).rank) mark(spec.tiles, "pile");
+    }
+  }
+  return hints;
 }
 
 /** The `play` message for `move`, and the state waiting for its answer. */

@@ -909,3 +909,47 @@ def test_laptop_turn_fits_without_scrolling(
     ):
         assert in_viewport(page, selector), selector
     no_rank_overlap(page)
+
+
+def test_pile_hints_confirmations_and_the_background_title(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    page = open_client()
+    legal = [
+        {"type": "meld", "melds": [{"rank": 8, "tiles": ["2Y"]}]},
+        {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]},
+        {"type": "discard", "tile": "JK"},
+    ]
+    at_table(page, server, view(view={"legal_actions": legal}))
+    # Hints from the legal moves: the 2 extends the team's 8s; the new 7s are not marked.
+    hinted = page.eval_on_selector_all(
+        '[data-testid="hand-tile"][data-hint]',
+        "els => els.map(e => e.dataset.tile + ':' + e.dataset.hint)",
+    )
+    assert hinted == ["2Y:extend"]
+    # The pile is public: every tile of it, oldest first.
+    page.click('[data-testid="pile-browse"]')
+    page.wait_for_selector('[data-testid="pile-dialog"]', state="visible")
+    shown = page.eval_on_selector_all(
+        '[data-testid="pile-tiles"] .tile', "els => els.map(e => e.dataset.tile)"
+    )
+    assert shown == ["4K", "2R"]
+    page.click('[data-testid="pile-dialog-close"]')
+    # A wild is discarded only once confirmed.
+    page.locator('[data-testid="hand-tile"][data-tile="JK"]').click()
+    page.click('[data-testid="discard-button"]')
+    page.wait_for_selector('[data-testid="confirm-dialog"]', state="visible")
+    assert "wild" in page.inner_text('[data-testid="confirm-text"]')
+    page.click('[data-testid="confirm-no"]')
+    page.wait_for_timeout(100)
+    assert server.actions("play") == []
+    page.click('[data-testid="discard-button"]')
+    page.click('[data-testid="confirm-yes"]')
+    page.wait_for_timeout(100)
+    assert [m["move"] for m in server.actions("play")] == [{"type": "discard", "tile": "JK"}]
+    # The player's turn coming round in a background tab shows in its title.
+    page.evaluate("Object.defineProperty(document, 'visibilityState', {get: () => 'hidden'})")
+    server.push(view(version=4, view={"turn": 2, "legal_actions": []}))
+    server.push(view(version=5))
+    page.wait_for_function("() => document.title.startsWith('●')")
+    assert page.evaluate("document.title") == "● Your turn — Tile Canasta"

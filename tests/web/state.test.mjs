@@ -29,6 +29,7 @@ function viewMessage(version = 3, view = {}, extra = {}) {
       phase: "play",
       turn: 1,
       hand: ["9K", "2Y", "7R", "JK", "7B", "13Y", "7Y", "9R"],
+      hand_sizes: { 1: 8, 2: 11, 3: 9, 4: 12 },
       melds: { A: [meld(8, ["8R", "8Y", "8K"])], B: [] },
       discard: ["4K"],
       stock_size: 40,
@@ -232,4 +233,32 @@ test("the log gathers every move the views bring, once, and starts again each ro
   assert.equal(state.log.length, 3, "a view without its write's moves still logs its last action");
   S.receive(state, viewMessage(6, {}, { match: { ...viewMessage().match, round: 2 } }));
   assert.deepEqual(state.log, []);
+});
+
+test("a discard asks first for a wild, or for going out while the partner holds tiles", () => {
+  let state = atTable();
+  select(state, "9K");
+  assert.equal(S.discardMove(state).confirm, undefined);
+  S.clearSelection(state);
+  select(state, "JK");
+  assert.equal(S.discardMove(state).confirm.key, "confirm.wild");
+  state = atTable(viewMessage(3, { hand: ["7R"], hand_sizes: { 1: 1, 2: 5, 3: 4, 4: 6 } }));
+  select(state, "7R");
+  assert.deepEqual(S.discardMove(state).confirm, { key: "confirm.goOut", params: { n: 4 } });
+  state = atTable(viewMessage(3, { hand: ["7R"], hand_sizes: { 1: 1, 2: 5, 3: 0, 4: 6 } }));
+  select(state, "7R");
+  assert.equal(S.discardMove(state).confirm, undefined, "the partner is out of tiles: nothing to warn of");
+});
+
+test("hints come from the legal moves: tiles extending a team meld, the pair for the pile", () => {
+  const extend = { type: "meld", melds: [{ rank: 8, tiles: ["2Y"] }] };
+  const fresh = { type: "meld", melds: [{ rank: 7, tiles: ["7R", "7Y", "7B"] }] };
+  let state = atTable(viewMessage(3, { legal_actions: [extend, fresh] }));
+  const marked = (st) => [...S.handHints(st)].map(([i, kind]) => `${st.hand[i]}:${kind}`).sort();
+  assert.deepEqual(marked(state), ["2Y:extend"], "a new meld is a suggestion, not an extension");
+  const pickup = { type: "take_pile", melds: [{ rank: 9, tiles: ["9R", "9K"] }] };
+  state = atTable(viewMessage(3, { phase: "draw", discard: ["9B"], legal_actions: [{ type: "draw" }, pickup] }));
+  assert.deepEqual(marked(state), ["9K:pile", "9R:pile"]);
+  state = atTable(viewMessage(3, { phase: "draw", turn: 2, discard: ["9B"], legal_actions: [pickup] }));
+  assert.deepEqual(marked(state), [], "nothing is marked on another seat's turn");
 });

@@ -2,7 +2,7 @@
 // {tile(i), meld(rank), suggestion(action), moreSuggestions()}.
 
 import { fmtNum, t } from "../i18n.js";
-import { legalTypes, moveOptions, myTurn, pileTop, playing, selectedTiles, selectionPoints, wildsOf } from "../state.js";
+import { handHints, legalTypes, moveOptions, myTurn, pileTop, playing, selectedTiles, selectionPoints, wildsOf } from "../state.js";
 import { multiset } from "../tiles.js";
 import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
@@ -156,6 +156,7 @@ function renderBoard(state, conn) {
     $("pile").setAttribute("aria-label", t("pile.ariaEmpty"));
   }
   $("pile-count").textContent = fmtNum(pile.length);
+  $("pile-browse").disabled = pile.length === 0;
   $("pile").disabled = !(canAct && on.take_pile);
 }
 
@@ -287,9 +288,13 @@ function renderHand(state, on) {
     hand.replaceChildren(h("p", { class: "empty-note" }, t("hand.empty")));
     return;
   }
+  const hints = handHints(state);
   const tiles = state.hand.map((tile, i) => {
     const selected = state.selected.has(state.ids[i]);
-    const el = tileEl(tile, { tag: "button", extra: { type: "button", "data-testid": "hand-tile", "data-index": i, "aria-pressed": selected ? "true" : "false" } });
+    const hint = hints.get(i) || null;
+    const extra = { type: "button", "data-testid": "hand-tile", "data-index": i, "aria-pressed": selected ? "true" : "false", "data-hint": hint, title: hint ? t(`hint.tile.${hint}`) : null };
+    const el = tileEl(tile, { tag: "button", extra });
+    if (hint) el.classList.add(`hint-${hint}`);
     if (selected) el.classList.add("selected");
     if (state.newTiles.has(i)) el.classList.add("new");
     el.addEventListener("click", () => on.tile(i));
