@@ -226,8 +226,16 @@ function openDialog() {
 }
 
 function onDialogClose(event) {
-  if (S.dialogClosed(state, event.currentTarget.returnValue)) backToLobby();
+  const choice = event.currentTarget.returnValue;
+  const again = state.view && choice === "again" ? S.playAgainMessage(state, state.view.match) : null;
+  if (S.dialogClosed(state, choice)) backToLobby();
+  if (again) start(again);
   run(S.nextDialog(state));
+}
+
+/** Queues or creates a table, remembered for "play again". */
+function start(message) {
+  if (send(message)) state.started = message;
 }
 
 function backToLobby() {
@@ -312,9 +320,9 @@ function bind() {
   $("signout").addEventListener("click", signout);
   $("signin-form").addEventListener("submit", submitSignin);
 
-  onSubmit("quick-form", ({ mode, variant }) => send({ action: "queue", mode, variant }));
-  onSubmit("arena-form", ({ stake, variant }) => send({ action: "queue", mode: "arena", variant, stake: Number(stake) }));
-  onSubmit("create-form", ({ mode, variant }) => send({ action: "create_table", mode, variant }));
+  onSubmit("quick-form", ({ mode, variant }) => start({ action: "queue", mode, variant }));
+  onSubmit("arena-form", ({ stake, variant }) => start({ action: "queue", mode: "arena", variant, stake: Number(stake) }));
+  onSubmit("create-form", ({ mode, variant }) => start({ action: "create_table", mode, variant }));
   onSubmit("join-form", () => {
     const code = $("join-code").value.trim();
     if (code.length < 4 || code.length > 12) showError(t("lobby.codeTooShort"));

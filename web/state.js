@@ -38,6 +38,7 @@ export function initialState() {
     dismissed: new Set(), // tables whose ended match the player left
     dialogs: [], // waiting {kind, msg}
     dialog: null, // the open one
+    started: null, // the last queue or create_table message sent, for "play again"
   };
 }
 
@@ -235,9 +236,20 @@ export function nextDialog(state) {
 
 /** The player closed a result; `choice` "lobby" leaves the ended match. */
 export function dialogClosed(state, choice) {
-  const leave = state.dialog && state.dialog.kind === "match" && choice === "lobby";
+  const leave = state.dialog && state.dialog.kind === "match" && (choice === "lobby" || choice === "again");
   state.dialog = null;
   return leave;
+}
+
+/**
+ * The message that starts another match like the one that ended: the same start the
+ * player chose (a queue, or a new friends table of the same length), else the same
+ * length and variant from the quick start (an arena, at the same stake).
+ */
+export function playAgainMessage(state, match) {
+  if (state.started) return { ...state.started };
+  if (match.mode === "arena") return { action: "queue", mode: "arena", variant: match.variant, stake: match.stake };
+  return { action: "queue", mode: match.mode, variant: match.variant };
 }
 
 /** Leaves the table's screen; the table is remembered so its last view is not shown again. */

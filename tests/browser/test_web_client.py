@@ -641,8 +641,12 @@ def test_results(open_client: Callable[..., Any], server: Server) -> None:
     assert page.inner_text('[data-testid="match-verdict"]') == "Your team won!"
     assert page.inner_text('[data-testid="match-reward"]') == "Your account: +3,000 points"
     server.push(view(version=5, match={**view()["match"], "status": "finished"}))
-    page.click('[data-testid="match-result-lobby"]')
+    page.click('[data-testid="play-again"]')
     page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    # The same length and variant again (this page did not start the match itself).
+    assert server.actions("queue") == [
+        {"action": "queue", "mode": "three_rounds", "variant": "twos-meld"}
+    ]
 
 
 def test_reconnects_and_resyncs(open_client: Callable[..., Any], server: Server) -> None:

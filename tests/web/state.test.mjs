@@ -262,3 +262,14 @@ test("hints come from the legal moves: tiles extending a team meld, the pair for
   state = atTable(viewMessage(3, { phase: "draw", turn: 2, discard: ["9B"], legal_actions: [pickup] }));
   assert.deepEqual(marked(state), [], "nothing is marked on another seat's turn");
 });
+
+test("play again starts what the player started, else the same length and variant", () => {
+  const state = atTable();
+  const match = { mode: "arena", variant: "classic", stake: 500 };
+  assert.deepEqual(S.playAgainMessage(state, match), { action: "queue", mode: "arena", variant: "classic", stake: 500 });
+  assert.deepEqual(S.playAgainMessage(state, { mode: "one_round", variant: "twos-meld" }), { action: "queue", mode: "one_round", variant: "twos-meld" });
+  state.started = { action: "create_table", mode: "three_rounds", variant: "classic" };
+  assert.deepEqual(S.playAgainMessage(state, match), state.started);
+  state.dialog = { kind: "match" };
+  assert.equal(S.dialogClosed(state, "again"), true, "playing again leaves the ended table");
+});
