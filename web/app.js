@@ -71,6 +71,7 @@ function run(effects) {
     else if (effect.kind === "stop") conn.disconnect();
     else if (effect.kind === "dialog") openDialog();
     else if (effect.kind === "yourTurn") yourTurnNotice();
+    else if (effect.kind === "said") setTimeout(render, S.SAID_SHOWN_MS + 50);
   }
   render();
   for (const effect of effects) if (effect.kind === "moved") effect.moves.forEach(animateMove);
@@ -151,6 +152,10 @@ const table = {
   },
   suggestion(action) {
     play(action);
+  },
+  say(phrase) {
+    send(S.sayMessage(state, phrase));
+    $("quick").open = false;
   },
   moreSuggestions() {
     state.showAllSuggestions = true;

@@ -11,6 +11,12 @@ import { multiset, sortTiles, tileInfo, wildTest } from "./tiles.js";
  * expiry on its next poll, every 10 s). */
 export const QUEUE_GRACE = 15;
 
+/** The quick messages a client offers (services/common/protocol.py, QuickPhrase). */
+export const PHRASES = ["good_game", "well_played", "good_luck", "thanks", "hurry_up", "oops"];
+
+/** How long a quick message stays by its seat. */
+export const SAID_SHOWN_MS = 5000;
+
 /** Moves kept for the log: more than a round's worth is never shown. */
 export const LOG_KEPT = 300;
 
@@ -39,6 +45,7 @@ export function initialState() {
     dialogs: [], // waiting {kind, msg}
     dialog: null, // the open one
     started: null, // the last queue or create_table message sent, for "play again"
+    said: {}, // seat -> {phrase, until}: quick messages shown by the seat for a while
   };
 }
 
@@ -106,6 +113,10 @@ export function receive(state, message) {
       state.queued = null; // the queue place and the lobby went with the seat to the other tab
       state.lobby = null;
       return [{ kind: "stop" }];
+    case "said":
+      if (!state.view || message.table_id !== state.view.table_id) return [];
+      state.said[message.seat] = { phrase: message.phrase, until: Date.now() + SAID_SHOWN_MS };
+      return [{ kind: "said" }];
     case "balance":
       if (state.quiet.unknown_action > 0) state.quiet.unknown_action -= 1;
       state.balance = { points: message.points, jokers: message.jokers };
@@ -457,6 +468,17 @@ export function takePileMove(state) {
  * first: a wild thrown away, or going out while the partner still holds tiles (they
  * count against the team, OUT-3).
  */
+/** The `say` message for one of PHRASES. */
+export function sayMessage(state, phrase) {
+  return { action: "say", table_id: state.view.table_id, phrase };
+}
+
+/** The phrase a seat said, while it is shown. */
+export function saidBy(state, seat, now = Date.now()) {
+  const said = state.said[seat];
+  return said && said.until > now ? said.phrase : null;
+}
+
 export function discardMove(state) {
   const tiles = selectedTiles(state);
   if (tiles.length !== 1) return { hint: "hint.selectDiscard" };

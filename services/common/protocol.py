@@ -104,6 +104,22 @@ class Hello(ClientMessageBase):
     action: Literal["hello"]
 
 
+QuickPhrase = Annotated[
+    Literal["good_game", "well_played", "good_luck", "thanks", "hurry_up", "oops"],
+    Field(title="QuickPhrase"),
+]
+"""The fixed set of quick messages: no free text, so nothing to moderate; each client
+shows them in its player's language."""
+
+
+class Say(ClientMessageBase):
+    """A quick message to the player's table, shown by the seat to everyone at it."""
+
+    action: Literal["say"]
+    table_id: TableId
+    phrase: QuickPhrase
+
+
 class Ping(ClientMessageBase):
     """Keep the connection alive: API Gateway closes a connection idle for 10 minutes."""
 
@@ -155,15 +171,15 @@ class Balance(ClientMessageBase):
     action: Literal["balance"]
 
 
-TurnMessage = Annotated[Play | Sync | Hello | Ping, Field(discriminator="action")]
-"""Routed to the turn service (``play``, ``sync``; ``hello`` and ``ping`` reach it
+TurnMessage = Annotated[Play | Sync | Say | Hello | Ping, Field(discriminator="action")]
+"""Routed to the turn service (``play``, ``sync``, ``say``; ``hello`` and ``ping`` reach it
 through ``$default``)."""
 LobbyMessage = Annotated[
     Queue | Leave | CreateTable | JoinTable | FillBots | Balance, Field(discriminator="action")
 ]
 """Routed to the matchmaking service."""
 ClientMessage = Annotated[
-    Play | Sync | Hello | Ping | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
+    Play | Sync | Say | Hello | Ping | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
     Field(discriminator="action"),
 ]
 
@@ -400,6 +416,16 @@ class OpenedElsewhereMessage(ServerMessageBase):
     type: Literal["opened_elsewhere"] = "opened_elsewhere"
 
 
+class SaidMessage(ServerMessageBase):
+    """A seat's quick message (``say``), pushed to every connected seat of the table; the
+    sender's copy carries its ``cid``."""
+
+    type: Literal["said"] = "said"
+    table_id: str
+    seat: Seat
+    phrase: QuickPhrase
+
+
 ServerMessage = Annotated[
     ViewMessage
     | ErrorMessage
@@ -411,7 +437,8 @@ ServerMessage = Annotated[
     | BalanceMessage
     | WelcomeMessage
     | PongMessage
-    | OpenedElsewhereMessage,
+    | OpenedElsewhereMessage
+    | SaidMessage,
     Field(discriminator="type"),
 ]
 

@@ -159,13 +159,20 @@ class ViewPusher:
             self._store.set_connection(table.table_id, seat, None, replacing=connection)
         return sent
 
-    def push_all(self, table: TableRecord, message: dict[str, Any]) -> None:
-        """The same public message (a round or match result) to every connected seat."""
+    def push_all(
+        self,
+        table: TableRecord,
+        message: dict[str, Any],
+        reply: tuple[int, dict[str, Any]] | None = None,
+    ) -> None:
+        """The same public message (a round or match result, a quick message) to every
+        connected seat; ``reply``: a seat that gets its own copy instead (with its cid)."""
         failures: list[Exception] = []
         for seat in SEATS:
             connection = table.connections.get(seat)
             if connection is not None:
-                self._deliver(table, seat, connection, message, failures)
+                own = reply[1] if reply is not None and reply[0] == seat else message
+                self._deliver(table, seat, connection, own, failures)
         _raise_first(failures)
 
 

@@ -31,6 +31,8 @@ from services.common.protocol import (
     Ping,
     Play,
     PongMessage,
+    SaidMessage,
+    Say,
     Sync,
     TurnMessage,
     WelcomeMessage,
@@ -49,7 +51,7 @@ from shared_engine.bots import greedy_policy
 from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync | Hello | Ping] = TypeAdapter(TurnMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(TurnMessage)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 
@@ -111,6 +113,8 @@ class TurnService:
                 self.play(incoming.player_id, connection_id, message)
             elif isinstance(message, Sync):
                 self.sync(incoming.player_id, connection_id, message.cid)
+            elif isinstance(message, Say):
+                self.say(incoming.player_id, connection_id, message)
             elif isinstance(message, Hello):
                 welcome = WelcomeMessage(
                     player_id=incoming.player_id, name=incoming.name, cid=message.cid
@@ -120,6 +124,23 @@ class TurnService:
                 self._views.send(connection_id, PongMessage(cid=message.cid).model_dump())
 
         guarded(self._telemetry, refuse, handle, body)
+
+    def say(self, player_id: str, connection_id: str, message: Say) -> None:
+        """A quick message from the player's own seat to everyone at the table."""
+        table = self._store.get_table(message.table_id)
+        seat = table.seat_of(player_id) if table else None
+        if table is None or seat is None:
+            self._refuse(
+                connection_id, "not_seated", "you have no seat at this table", cid=message.cid
+            )
+            return
+        if table.connections.get(seat) not in (None, connection_id):
+            self._elsewhere(connection_id, message.cid)
+            return
+        said = SaidMessage(table_id=table.table_id, seat=seat, phrase=message.phrase)
+        self._telemetry.count("quick_messages")
+        own = said.model_copy(update={"cid": message.cid}).model_dump(mode="json")
+        self._views.push_all(table, said.model_dump(mode="json"), reply=(seat, own))
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not."""

@@ -957,3 +957,18 @@ def test_pile_hints_confirmations_and_the_background_title(
     server.push(view(version=5))
     page.wait_for_function("() => document.title.startsWith('●')")
     assert page.evaluate("document.title") == "● Your turn — Tile Canasta"
+
+
+def test_quick_messages(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(touch=True)
+    at_table(page, server)
+    page.tap('[data-testid="quick-messages"] summary')
+    page.tap('[data-testid="say-well_played"]')
+    page.wait_for_timeout(100)
+    assert server.actions("say") == [{"action": "say", "table_id": "t1", "phrase": "well_played"}]
+    assert page.is_hidden('[data-testid="say-well_played"]')
+    server.push({"type": "said", "table_id": "t1", "seat": 3, "phrase": "hurry_up"})
+    page.wait_for_selector('[data-testid="said-3"]')
+    assert page.inner_text('[data-testid="said-3"]') == "Hurry up, please!"
+    page.select_option('[data-testid="language-select"]', "pl")
+    assert page.inner_text('[data-testid="said-3"]') == "Pospiesz się, proszę!"

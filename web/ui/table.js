@@ -2,7 +2,7 @@
 // {tile(i), meld(rank), suggestion(action), moreSuggestions()}.
 
 import { fmtNum, t } from "../i18n.js";
-import { handHints, legalTypes, moveOptions, myTurn, pileTop, playing, selectedTiles, selectionPoints, wildsOf } from "../state.js";
+import { PHRASES, handHints, legalTypes, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, wildsOf } from "../state.js";
 import { multiset } from "../tiles.js";
 import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
@@ -37,12 +37,18 @@ export function specText(spec, isWild) {
   return text;
 }
 
+/** The quick messages' menu: one button per phrase, in the player's language. */
+export function renderPhrases(on) {
+  $("quick-list").replaceChildren(...PHRASES.map((phrase) => h("button", { type: "button", class: "btn btn-small", "data-testid": `say-${phrase}`, onclick: () => on.say(phrase) }, t(`say.${phrase}`))));
+}
+
 export function renderTable(state, conn, on) {
   const screen = $("table-screen");
   screen.dataset.version = String(state.view.version);
   screen.dataset.phase = state.view.view.phase;
   screen.dataset.myTurn = state.view.view.turn === state.view.seat ? "true" : "false";
   renderMatchInfo(state);
+  renderPhrases(on);
   renderTurn(state);
   renderBoard(state, conn);
   renderLastMove(state);
@@ -112,6 +118,7 @@ function seatEl(state, seat, position) {
   const count = v.hand_sizes[String(seat)] ?? 0;
   const turn = v.turn === seat && playing(state);
   const status = connected ? "seat.connected" : bot ? "seat.bot" : "seat.disconnected";
+  const said = saidBy(state, seat);
   return h(
     "div",
     {
@@ -127,6 +134,7 @@ function seatEl(state, seat, position) {
     h("span", { class: "seat-role", title: `${t(`seat.${role}`)} · ${t(`team.${teamOf(seat)}`)}${bot ? ` · ${t("seat.bot")}` : ""}` }, t(`seat.${role}`), h("span", { class: "seat-team" }, ` · ${t(`team.${teamOf(seat)}`)}`)),
     h("span", { class: "seat-count", "data-testid": `seat-count-${seat}`, "data-count": count }, t("seat.tiles", { n: count })),
     turn ? h("span", { class: "visually-hidden" }, t("seat.turn")) : null,
+    said ? h("span", { class: "said", "data-testid": `said-${seat}`, role: "status" }, t(`say.${said}`)) : null,
   );
 }
 
