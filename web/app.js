@@ -121,6 +121,12 @@ function playBuilt(built) {
   } else play(built.move, built.used);
 }
 
+/** The rules in the player's language (the text comes from the translation tables). */
+function showHowTo() {
+  $("howto-thresholds").replaceChildren(...t("howto.thresholds").split("\n").map((line) => h("li", {}, line)));
+  $("howto-dialog").showModal();
+}
+
 function browsePile() {
   if (!state.view) return;
   $("pile-tiles").replaceChildren(...state.view.view.discard.map((tile) => tileEl(tile)));
@@ -371,6 +377,7 @@ function bind() {
   $("stock").addEventListener("click", draw);
   $("pile").addEventListener("click", take);
   $("pile-browse").addEventListener("click", browsePile);
+  $("howto-open").addEventListener("click", showHowTo);
   $("clear-selection").addEventListener("click", () => {
     S.clearSelection(state);
     renderMelds(state, table);

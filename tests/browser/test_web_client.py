@@ -864,6 +864,9 @@ def test_phone_first_screen_shows_the_hand(open_client: Callable[..., Any], serv
     assert in_viewport(page, '[data-testid="turn-indicator"]')
     assert in_viewport(page, '[data-testid="pile"]')
     assert in_viewport(page, '[data-testid="move-log"] li:last-child'), "the newest move is shown"
+    dock_top = boxes(page, '[data-testid="dock"]')[0]["y"]
+    newest = boxes(page, '[data-testid="move-log"] li:last-child')[0]
+    assert newest["y"] + newest["h"] <= dock_top, "the newest move is not under the dock"
     screenshot(page, "phone-390x844")
     for selector in TOUCH_TARGETS:
         small = [b for b in boxes(page, selector) if b["w"] < 44 or b["h"] < 44]
@@ -972,3 +975,23 @@ def test_quick_messages(open_client: Callable[..., Any], server: Server) -> None
     assert page.inner_text('[data-testid="said-3"]') == "Hurry up, please!"
     page.select_option('[data-testid="language-select"]', "pl")
     assert page.inner_text('[data-testid="said-3"]') == "Pospiesz się, proszę!"
+
+
+@pytest.mark.parametrize("lang", ["en", "ro"])
+def test_how_to_play_from_the_table(
+    open_client: Callable[..., Any], server: Server, lang: str
+) -> None:
+    page = open_client(lang=lang)
+    at_table(page, server)
+    page.click('[data-testid="howto-button"]')
+    page.wait_for_selector('[data-testid="howto"]', state="visible")
+    text = page.inner_text('[data-testid="howto"]')
+    table = json.loads((WEB / "i18n" / f"{lang}.json").read_text())
+    for key in ("howto.pile", "howto.canastas", "howto.opening"):
+        assert table[key] in text
+    rows = page.eval_on_selector_all(
+        '[data-testid="howto-thresholds"] li', "els => els.map(e => e.textContent)"
+    )
+    assert len(rows) == 5 and rows[-1].endswith("150")
+    page.click('[data-testid="howto-close"]')
+    assert page.is_hidden('[data-testid="howto"]')
