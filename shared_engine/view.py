@@ -79,6 +79,9 @@ class PlayerView(_View):
     on other grounds, e.g. the threshold)."""
     commitment: str | None
     """DEAL-4: the shuffle's commitment, public from the deal; the seed comes after the round."""
+    revealed: dict[str, list[str]] | None = None
+    """Once the round is over, every seat's tiles left in hand (they count against their
+    team, SCORE-1), for the round's result; null while the round runs."""
 
 
 def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
@@ -140,6 +143,11 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         pile_blocked=blocked,
         pile_pair=pair,
         commitment=state.commitment,
+        revealed=(
+            {str(s): [NAMES[t] for t in state.hands[s - 1]] for s in (1, 2, 3, 4)}
+            if state.phase == "round_over"
+            else None
+        ),
     )
 
 

@@ -74,6 +74,7 @@ function run(effects) {
     else if (effect.kind === "said") setTimeout(render, S.SAID_SHOWN_MS + 50);
   }
   render();
+  if (state.dialog) renderDialog(state);
   for (const effect of effects) if (effect.kind === "moved") effect.moves.forEach(animateMove);
 }
 

@@ -593,6 +593,9 @@ def test_refusals_are_translated_and_stale_views_adopted(
 def test_results(open_client: Callable[..., Any], server: Server) -> None:
     page = open_client()
     at_table(page, server)
+    revealed = {"1": ["9K", "3B"], "2": ["JK", "5R", "5Y"], "3": [], "4": ["13Y"]}
+    over = {"phase": "round_over", "went_out": 3, "revealed": revealed, "legal_actions": []}
+    server.push(view(version=4, view=over))
     score = {
         "melded": 455,
         "canastas": 300,
@@ -636,6 +639,15 @@ def test_results(open_client: Callable[..., Any], server: Server) -> None:
     assert page.inner_text('[data-testid="score-B-hands"]') == "-85"
     assert page.inner_text('[data-testid="total-A"]') == "3,200"
     assert page.inner_text('[data-testid="round-next"]') == "The match is over."
+    # The round's end shows who went out and every seat's tiles left in hand.
+    assert page.inner_text('[data-testid="went-out"]') == "Cy went out."
+    left = {
+        seat: page.eval_on_selector_all(
+            f'[data-testid="revealed-{seat}"] .tile', "els => els.map(e => e.dataset.tile)"
+        )
+        for seat in "1234"
+    }
+    assert left == revealed
     page.click('[data-testid="round-result-close"]')
     page.wait_for_selector('[data-testid="match-result"]', state="visible")
     assert page.inner_text('[data-testid="match-verdict"]') == "Your team won!"

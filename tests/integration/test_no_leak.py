@@ -44,6 +44,8 @@ def tile_names(value: Any) -> Counter[str]:
 
 def public_tiles(state: RoundState) -> set[str]:
     tiles = {NAMES[t] for t in state.discard}
+    if state.round_over:  # the round's result shows every hand (PlayerView.revealed)
+        tiles |= {NAMES[t] for hand in state.hands for t in hand}
     tiles |= {NAMES[t] for team in state.melds for meld in team for t in meld}
     tiles |= {NAMES[t] for team in state.bonus_threes for t in team}
     return tiles

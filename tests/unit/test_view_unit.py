@@ -170,3 +170,14 @@ def test_the_rule_facts_a_client_shows_come_with_the_view() -> None:
     melds = {"A": [["7R", "7K", "7B", "2Y", "2K"], ["2Y", "2K", "2B", "JK"]], "B": []}
     shown = player_view(table(melds=melds), 1).melds["A"]
     assert {m.rank: m.wilds for m in shown} == {7: 2, 2: 1}
+
+
+def test_hands_are_revealed_only_once_the_round_is_over() -> None:
+    """Every seat's leftover tiles are the round's result (SCORE-1), never before."""
+    for seat in (1, 2, 3, 4):
+        assert player_view(table(), seat).revealed is None
+    over = player_view(table(phase="round_over", went_out=1), 2)
+    assert over.revealed is not None
+    assert {s: sorted(t) for s, t in over.revealed.items()} == {
+        s: sorted(t) for s, t in HANDS.items()
+    }

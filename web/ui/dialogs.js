@@ -1,8 +1,8 @@
 // The round and match results.
 
 import { fmtNum, t } from "../i18n.js";
-import { $, h } from "./dom.js";
-import { teamOrder, teamTitle } from "./table.js";
+import { $, h, tileEl } from "./dom.js";
+import { seatName, teamOrder, teamTitle } from "./table.js";
 
 export function renderDialog(state) {
   if (!state.dialog) return null;
@@ -40,7 +40,25 @@ function renderRound(state, msg) {
     h("p", { class: "hint" }, t("result.proofHint")),
     h("dl", {}, h("dt", {}, t("result.commitment")), h("dd", {}, h("code", {}, msg.commitment)), h("dt", {}, t("result.seed")), h("dd", {}, h("code", {}, msg.seed))),
   );
-  $("round-dialog-body").replaceChildren(table, h("p", { class: "next", "data-testid": "round-next" }, t(`result.next.${msg.next}`)), proof);
+  $("round-dialog-body").replaceChildren(...reveal(state), table, h("p", { class: "next", "data-testid": "round-next" }, t(`result.next.${msg.next}`)), proof);
+}
+
+/** Who went out, and every seat's tiles left in hand, once the view reveals them. */
+function reveal(state) {
+  const v = state.view && state.view.view;
+  if (!v || !v.revealed) return [];
+  const me = state.view.seat;
+  const name = (seat) => (seat === me ? t("seat.you") : seatName(state, seat));
+  const out = v.went_out ? t("result.wentOut", { name: name(v.went_out) }) : t("result.noneOut");
+  const rows = [1, 2, 3, 4].map((seat) =>
+    h(
+      "li",
+      { "data-testid": `revealed-${seat}`, "data-count": v.revealed[String(seat)].length },
+      h("span", { class: "revealed-name" }, name(seat)),
+      h("span", { class: "revealed-tiles" }, v.revealed[String(seat)].map((tile) => tileEl(tile, { size: "small" }))),
+    ),
+  );
+  return [h("p", { class: "went-out", "data-testid": "went-out" }, out), h("h3", {}, t("result.leftover")), h("ul", { class: "revealed" }, rows)];
 }
 
 function renderMatch(state, msg) {
