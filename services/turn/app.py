@@ -333,12 +333,7 @@ class TurnService:
             public_move(seat, action, states[i], state, auto)
             for i, (seat, action, state) in enumerate(moves)
         ]
-        return Applied(
-            new,
-            {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto},
-            after,
-            moves=public,
-        )
+        return Applied(new, public[-1], after, moves=public)
 
     def _play_turn(
         self, table: TableRecord, before: RoundState, policy: Callable[[RoundState, int], Action]

@@ -435,10 +435,15 @@ def seen(page: Any, name: str) -> str:
         return f"no screenshot ({exc})"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fresh_artifacts() -> None:
+    """Once per run, so that one test's screenshots do not remove another's."""
+    clear_artifacts()
+
+
 @pytest.fixture
 def stack() -> Iterator[LocalStack]:
     _require_browser()
-    clear_artifacts()
     started = LocalStack()
     try:
         started.wait_ready(STACK_START_S)
