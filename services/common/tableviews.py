@@ -7,7 +7,7 @@ seat is ever computed from another seat's data.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,7 +22,9 @@ from services.common.protocol import (
 )
 from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
-from shared_engine import RoundState, loads, player_view
+from shared_engine import Action, RoundState, action_to_wire, loads, player_view
+from shared_engine.state import team_of
+from shared_engine.tiles import NAMES
 
 
 def view_message(
@@ -31,8 +33,11 @@ def view_message(
     seat: int,
     last_action: dict[str, Any] | None = None,
     cid: str | None = None,
+    *,
+    moves: Sequence[dict[str, Any]] = (),
 ) -> ViewMessage:
-    """``cid``: the correlation id of the seat's own message this view answers, if any."""
+    """``cid``: the correlation id of the seat's own message this view answers, if any;
+    ``moves``: the public moves of the write (``public_move``)."""
     return ViewMessage(
         cid=cid,
         table_id=table.table_id,
@@ -53,7 +58,32 @@ def view_message(
         turn_deadline=table.turn_deadline,
         view=TableView.model_validate(player_view(state, seat).model_dump()),
         last_action=LastAction.model_validate(last_action) if last_action else None,
+        moves=[LastAction.model_validate(move) for move in moves],
     )
+
+
+def public_move(
+    seat: int, action: Action, before: RoundState, after: RoundState, auto: bool
+) -> dict[str, Any]:
+    """One move as every seat may learn it, for the move log: who, what, and what the
+    table shows of it (the melds laid, the tile discarded, the size of the pile taken,
+    the bonus threes exposed). Built from the states around the move, never from a
+    hand: a draw names no tile."""
+    wire = action_to_wire(action)
+    move: dict[str, Any] = {"seat": seat, "type": wire["type"], "auto": auto}
+    if "tile" in wire:
+        move["tile"] = wire["tile"]
+    if "melds" in wire:
+        move["melds"] = wire["melds"]
+    if wire["type"] == "take_pile":
+        move["pile_size"] = len(before.discard)
+    team = team_of(seat)
+    exposed = after.bonus_threes[team][len(before.bonus_threes[team]) :]
+    if exposed:
+        move["bonus_threes"] = [NAMES[t] for t in exposed]
+    if after.round_over and after.went_out == seat:
+        move["went_out"] = True
+    return move
 
 
 def error_message(
@@ -85,6 +115,7 @@ class ViewPusher:
         last_action: dict[str, Any] | None = None,
         state: RoundState | None = None,
         reply: tuple[int, str] | None = None,
+        moves: Sequence[dict[str, Any]] = (),
     ) -> int:
         """Sends each connected seat its view; returns how many were delivered.
 
@@ -103,7 +134,8 @@ class ViewPusher:
             if connection is None:
                 continue
             cid = reply[1] if reply is not None and reply[0] == seat else None
-            message = view_message(table, state, seat, last_action, cid).model_dump(mode="json")
+            built = view_message(table, state, seat, last_action, cid, moves=moves)
+            message = built.model_dump(mode="json")
             sends.append(self._delivery(table, seat, connection, message, failures))
         delivered = sum(_all_at_once(sends))
         _raise_first(failures)
@@ -139,12 +171,24 @@ class ViewPusher:
             self._store.set_connection(table.table_id, seat, None, replacing=connection)
         return sent
 
-    def push_all(self, table: TableRecord, message: dict[str, Any]) -> None:
-        """The same public message (a round or match result) to every connected seat."""
+    def push_all(
+        self,
+        table: TableRecord,
+        message: dict[str, Any],
+        reply: tuple[int, dict[str, Any]] | None = None,
+    ) -> None:
+        """The same public message (a round or match result, a quick message) to every
+        connected seat; ``reply``: a seat that gets its own copy instead (with its cid)."""
         failures: list[Exception] = []
         _all_at_once(
             [
-                self._delivery(table, seat, connection, message, failures)
+                self._delivery(
+                    table,
+                    seat,
+                    connection,
+                    reply[1] if reply is not None and reply[0] == seat else message,
+                    failures,
+                )
                 for seat in SEATS
                 if (connection := table.connections.get(seat)) is not None
             ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -31,6 +31,8 @@ from services.common.protocol import (
     Ping,
     Play,
     PongMessage,
+    SaidMessage,
+    Say,
     Sync,
     TurnMessage,
     WelcomeMessage,
@@ -38,7 +40,7 @@ from services.common.protocol import (
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
-from services.common.tableviews import ViewPusher, error_message, view_message
+from services.common.tableviews import ViewPusher, error_message, public_move, view_message
 from services.common.telemetry import Telemetry
 from services.ledger.app import joker_debit
 from services.ledger.book import Ledger
@@ -49,7 +51,7 @@ from shared_engine.bots import greedy_policy
 from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync | Hello | Ping] = TypeAdapter(TurnMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(TurnMessage)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 
@@ -64,6 +66,8 @@ class Applied:
     """``table.state`` parsed, so that one invocation parses a state once (None: no round)."""
     reply: tuple[int, str] | None = None
     """The seat whose message made this write and its ``cid``: its next view answers it."""
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    """Every move of the write as every seat may learn it (``public_move``), for the log."""
 
 
 class TurnService:
@@ -109,6 +113,8 @@ class TurnService:
                 self.play(incoming.player_id, connection_id, message)
             elif isinstance(message, Sync):
                 self.sync(incoming.player_id, connection_id, message.cid)
+            elif isinstance(message, Say):
+                self.say(incoming.player_id, connection_id, message)
             elif isinstance(message, Hello):
                 welcome = WelcomeMessage(
                     player_id=incoming.player_id, name=incoming.name, cid=message.cid
@@ -118,6 +124,23 @@ class TurnService:
                 self._views.send(connection_id, PongMessage(cid=message.cid).model_dump())
 
         guarded(self._telemetry, refuse, handle, body)
+
+    def say(self, player_id: str, connection_id: str, message: Say) -> None:
+        """A quick message from the player's own seat to everyone at the table."""
+        table = self._store.get_table(message.table_id)
+        seat = table.seat_of(player_id) if table else None
+        if table is None or seat is None:
+            self._refuse(
+                connection_id, "not_seated", "you have no seat at this table", cid=message.cid
+            )
+            return
+        if table.connections.get(seat) not in (None, connection_id):
+            self._elsewhere(connection_id, message.cid)
+            return
+        said = SaidMessage(table_id=table.table_id, seat=seat, phrase=message.phrase)
+        self._telemetry.count("quick_messages")
+        own = said.model_copy(update={"cid": message.cid}).model_dump(mode="json")
+        self._views.push_all(table, said.model_dump(mode="json"), reply=(seat, own))
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not."""
@@ -318,9 +341,12 @@ class TurnService:
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
-        return Applied(
-            new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto}, after
-        )
+        states = [before, *(state for _, _, state in moves)]
+        public = [
+            public_move(seat, action, states[i], state, auto)
+            for i, (seat, action, state) in enumerate(moves)
+        ]
+        return Applied(new, public[-1], after, moves=public)
 
     def _play_turn(
         self, table: TableRecord, before: RoundState, policy: Callable[[RoundState, int], Action]
@@ -359,7 +385,9 @@ class TurnService:
             bot = table.seats[seat].bot
             if not bot and table.connections.get(seat) is not None:
                 break
-            self._views.push_views(table, applied.last_action or None, state, applied.reply)
+            self._views.push_views(
+                table, applied.last_action or None, state, applied.reply, applied.moves
+            )
             if bot:
                 nxt = self._play_turn(table, state, greedy_policy)
                 self._telemetry.count("bot_turns")
@@ -384,7 +412,9 @@ class TurnService:
             and self._running(table, state)
         ):
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(table, applied.last_action or None, state, applied.reply)
+        self._views.push_views(
+            table, applied.last_action or None, state, applied.reply, applied.moves
+        )
 
     # --- answers ----------------------------------------------------------------------
 
