@@ -2,6 +2,7 @@
 // services/common/protocol.py and always draws the table from the latest `view`.
 
 import { LANGUAGES, applyI18n, errorText, fmtNum, initialLang, setLang, t } from "./i18n.js";
+import { SignIn, authConfig, tokenClaims } from "./signin.js";
 
 const TOKEN_KEY = "canasta.token";
 const NAME_KEY = "canasta.name";
@@ -23,6 +24,7 @@ const S = {
   config: {},
   wsUrl: null,
   signinUrl: null,
+  auth: new SignIn(null), // web/signin.js: the local issuer, Cognito or the platform's issuer
   token: null,
   tokenFromUrl: false,
   player: { id: null, name: null },
@@ -207,19 +209,6 @@ async function loadConfig() {
   return { config: {}, base: location.href };
 }
 
-/** The claims of a token (id, name, expiry), read without checking: the server checks. */
-function tokenClaims(token) {
-  try {
-    const payload = token.split(".")[1];
-    const text = atob(payload.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (payload.length % 4)) % 4));
-    const json = new TextDecoder().decode(Uint8Array.from(text, (c) => c.charCodeAt(0)));
-    const claims = JSON.parse(json);
-    return { id: claims.sub ?? null, name: claims.name ?? null, exp: claims.exp ?? null };
-  } catch {
-    return { id: null, name: null, exp: null };
-  }
-}
-
 function setToken(token, { fromUrl = false } = {}) {
   S.token = token;
   S.tokenFromUrl = fromUrl;
@@ -230,6 +219,8 @@ function setToken(token, { fromUrl = false } = {}) {
   } catch {
     /* the token then lasts this page only */
   }
+  // Renewed before it expires; reconnects open with the fresh one.
+  if (!fromUrl) S.auth.keepFresh(token, (fresh) => adoptSignin(fresh, fresh.name));
 }
 
 function tokenExpired(token) {
@@ -237,49 +228,18 @@ function tokenExpired(token) {
   return typeof exp === "number" && exp * 1000 < Date.now();
 }
 
-/* Local sign-in: the first sign-in under a name gets a secret that this browser keeps,
-   and a later sign-in under the name must show it (the server refuses others). */
-const NAME_SECRET_PREFIX = "canasta.name-secret.";
-
-function nameSecret(name) {
-  try {
-    return localStorage.getItem(NAME_SECRET_PREFIX + name.trim().toLowerCase());
-  } catch {
-    return null;
-  }
-}
-
-function keepNameSecret(name, secret) {
-  if (!secret) return;
-  try {
-    localStorage.setItem(NAME_SECRET_PREFIX + name.trim().toLowerCase(), secret);
-  } catch {
-    /* without storage, the name is this page's only */
-  }
-}
-
+/** Sign in (web/signin.js); with an identity provider the page leaves for its sign-in. */
 async function signin(name) {
-  if (!S.signinUrl) throw new Error("signin.noServer");
-  let response;
-  try {
-    response = await fetch(S.signinUrl, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ name, secret: nameSecret(name) || undefined }),
-    });
-  } catch {
-    throw new Error("signin.unreachable");
-  }
-  if (response.status === 400) throw new Error("signin.badName");
-  if (response.status === 409) throw new Error("signin.nameTaken");
-  if (!response.ok) throw new Error("signin.failed");
-  const body = await response.json();
+  const body = await S.auth.signIn(name);
+  if (body) adoptSignin(body, name);
+}
+
+function adoptSignin(body, name) {
   try {
     sessionStorage.setItem(NAME_KEY, body.name || name);
   } catch {
     /* kept in memory only */
   }
-  keepNameSecret(body.name || name, body.secret);
   setToken(body.token);
   if (body.player_id) S.player.id = body.player_id;
   if (body.name) S.player.name = body.name;
@@ -287,6 +247,7 @@ async function signin(name) {
 
 function signout() {
   disconnect();
+  S.auth.signOut();
   try {
     sessionStorage.removeItem(TOKEN_KEY);
   } catch {
@@ -389,12 +350,15 @@ function scheduleReconnect(wasOpen) {
 /** The token is expired or refused: sign in again by the saved name, or ask for it. */
 async function tokenTrouble() {
   const name = sessionStorage.getItem(NAME_KEY);
-  if (!S.tokenFromUrl && name && S.signinUrl) {
+  if (!S.tokenFromUrl && S.auth.available) {
     try {
-      await signin(name);
-      S.failedOpens = 0;
-      if (!S.stopped) connect();
-      return;
+      const fresh = await S.auth.refresh(name);
+      if (fresh) {
+        adoptSignin(fresh, name);
+        S.failedOpens = 0;
+        if (!S.stopped) connect();
+        return;
+      }
     } catch {
       /* fall through: keep retrying with the old token */
     }
@@ -407,7 +371,7 @@ async function tokenTrouble() {
     } catch {
       /* nothing stored */
     }
-    S.signinError = S.signinUrl ? "signin.expired" : "signin.noServer";
+    S.signinError = S.auth.available ? "signin.expired" : "signin.noServer";
     render();
   }
 }
@@ -736,6 +700,7 @@ function renderSignin() {
   const error = $("signin-error");
   error.textContent = key ? t(key) : "";
   show(error, Boolean(key));
+  show($("signin-name").closest("label"), S.auth.needsName);
 }
 
 // --- rendering: lobby ------------------------------------------------------------------------------
@@ -1447,7 +1412,7 @@ function bind() {
     event.preventDefault();
     const name = $("signin-name").value.trim();
     S.signinError = null;
-    if (!/^[\p{L}\p{N}_ .'-]{1,24}$/u.test(name)) S.signinError = "signin.badName";
+    if (S.auth.needsName && !/^[\p{L}\p{N}_ .'-]{1,24}$/u.test(name)) S.signinError = "signin.badName";
     else {
       try {
         await signin(name);
@@ -1557,6 +1522,13 @@ async function main() {
   S.wsUrl = params.get("ws") || S.config.ws_url || null;
   const signinUrl = params.get("signin") || S.config.signin_url || null;
   S.signinUrl = signinUrl ? new URL(signinUrl, base).href : null;
+  S.auth = new SignIn(authConfig(S.config, base, S.signinUrl));
+  try {
+    const back = await S.auth.completeRedirect();
+    if (back) adoptSignin(back, back.name);
+  } catch (exc) {
+    S.signinError = exc.message.startsWith("signin.") ? exc.message : "signin.failed";
+  }
 
   const urlToken = params.get("token");
   if (urlToken) {
@@ -1565,7 +1537,7 @@ async function main() {
     params.delete("token");
     const rest = params.toString();
     history.replaceState(null, "", `${location.pathname}${rest ? `?${rest}` : ""}${location.hash}`);
-  } else {
+  } else if (!S.token) {
     const saved = sessionStorage.getItem(TOKEN_KEY);
     if (saved) setToken(saved);
   }

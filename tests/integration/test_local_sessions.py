@@ -17,7 +17,7 @@ from aiohttp import web
 
 from local.bots import BotFiller
 from local.gateway import MESSAGE_LIMIT, Gateway
-from tests.integration.harness import SECRET, Harness
+from tests.integration.harness import Harness, served_issuer
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ async def _serve(gateway: Gateway) -> tuple[web.AppRunner, str]:
 
 
 async def _frames_refused(harness: Harness) -> list[dict[str, Any]]:
-    gateway = Gateway(SECRET)
+    gateway = Gateway(served_issuer())
     runner, url = await _serve(gateway)
     answers: list[dict[str, Any]] = []
     try:
@@ -75,7 +75,7 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
         queue = _Queue(people=1)
         filler = BotFiller(
             "ws://127.0.0.1:9/ws",
-            SECRET,
+            served_issuer(),
             waiting=queue.count,
             welcome=lambda identity: None,
             grace=0.05,
@@ -107,7 +107,7 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
 
 
 async def _signins(harness: Harness) -> list[tuple[int, dict[str, Any]]]:
-    gateway = Gateway(SECRET)
+    gateway = Gateway(served_issuer())
     runner, url = await _serve(gateway)
     signin = url.replace("ws://", "http://").replace("/ws", "/api/signin")
     answers: list[tuple[int, dict[str, Any]]] = []
