@@ -64,17 +64,23 @@ def _bool(key: str, value: Any) -> bool:
     raise ConfigError(f"context {key!r} must be true or false, not {value!r}")
 
 
-def _stakes(key: str, value: Any) -> tuple[int, ...]:
-    """A list of arena stakes: JSON (``[100,500]``, cdk.json) or ``100,500`` on the command line."""
+def _list(key: str, value: Any, what: str) -> list[Any] | tuple[Any, ...]:
+    """A list: JSON (``[100,500]``, cdk.json) or ``100,500`` on the command line."""
     items = value
     if isinstance(value, str):
         text = value.strip()
         try:
             items = json.loads(text) if text.startswith("[") else text.split(",")
         except ValueError:
-            raise ConfigError(f"context {key!r} must be a list of stakes, not {value!r}") from None
+            raise ConfigError(f"context {key!r} must be a list of {what}, not {value!r}") from None
     if not isinstance(items, list | tuple) or not items:
-        raise ConfigError(f"context {key!r} must be a list of stakes, not {value!r}")
+        raise ConfigError(f"context {key!r} must be a list of {what}, not {value!r}")
+    return items
+
+
+def _stakes(key: str, value: Any) -> tuple[int, ...]:
+    """The arena's stakes: 1-10 different positive whole numbers."""
+    items = _list(key, value, "stakes")
     stakes = tuple(_int(key, item, 1, 1_000_000_000) for item in items)
     if len(set(stakes)) != len(stakes) or len(stakes) > 10:
         raise ConfigError(f"context {key!r} must hold 1-10 different stakes, not {value!r}")
@@ -82,15 +88,9 @@ def _stakes(key: str, value: Any) -> tuple[int, ...]:
 
 
 def _urls(key: str, value: Any) -> tuple[str, ...]:
-    """A list of web client addresses: JSON (cdk.json) or comma-separated on the command line."""
-    items = value
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            items = json.loads(text) if text.startswith("[") else text.split(",")
-        except ValueError:
-            raise ConfigError(f"context {key!r} must be a list of URLs, not {value!r}") from None
-    if not isinstance(items, list | tuple) or not 0 < len(items) <= 10:
+    """Web client addresses: at most 10, each ``https://`` or ``http://localhost``."""
+    items = _list(key, value, "URLs")
+    if len(items) > 10:
         raise ConfigError(f"context {key!r} must be a list of 1-10 URLs, not {value!r}")
     urls = tuple(str(item).strip() for item in items)
     for url in urls:

@@ -24,6 +24,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from local.connections import send_json
 from services.common.auth import Identity
 
 AUDIENCE = "canasta-local"
@@ -131,11 +132,7 @@ class LocalIssuer:
                 documents = {JWKS_PATH: issuer.jwks, DISCOVERY_PATH: issuer.discovery}
                 page = documents.get(self.path)
                 body = json.dumps(page()).encode() if page else b"{}"
-                self.send_response(200 if page else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, 200 if page else 404, body, {})
 
             def log_message(self, format: str, *args: object) -> None:
                 return

@@ -26,7 +26,6 @@ from tests.cognito import (
     access_claims,
     b64,
     id_claims,
-    pool_issuer,
     public_key_as_secret,
     resigned,
     unsigned,
@@ -36,13 +35,6 @@ from tests.integration.harness import Harness
 from tests.integration.machine import fresh_harness
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[LocalIssuer]:
-    issuer = pool_issuer()
-    yield issuer
-    issuer.stop()
 
 
 @pytest.fixture

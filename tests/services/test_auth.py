@@ -8,7 +8,6 @@ Cognito's. Every bad token is refused with ``InvalidToken`` and nothing else.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -40,13 +39,6 @@ from tests.cognito import (
 from tests.services.fakes import FakeClock
 
 pytestmark = pytest.mark.unit
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[LocalIssuer]:
-    issuer = pool_issuer()
-    yield issuer
-    issuer.stop()
 
 
 @pytest.fixture
@@ -272,60 +264,53 @@ def test_an_oversized_token_is_refused_before_it_is_parsed(
 
 
 def test_keys_are_fetched_once_and_a_rotated_key_is_found_within_the_refresh_bound(
-    clock: FakeClock,
+    fresh_pool: LocalIssuer, clock: FakeClock
 ) -> None:
-    issuer = pool_issuer()
-    try:
-        verifier = TokenVerifier(Issuer(issuer.url, CLIENT, issuer.jwks_url), clock.now)
-        for _ in range(5):
-            verifier.verify(issuer.sign(id_claims(clock)))
-        assert issuer.fetches == 1
-        issuer.rotate()
-        rotated = issuer.sign(id_claims(clock))
-        clock.advance(REFRESH_SECONDS)
-        assert verifier.verify(rotated).player_id == SUB
-        assert issuer.fetches == 2
-        # The old key is still published: its tokens keep working without another fetch.
-        assert verifier.verify(issuer.keys[1].sign(id_claims(clock))).player_id == SUB
-        assert issuer.fetches == 2
-    finally:
-        issuer.stop()
+    issuer = fresh_pool
+    verifier = TokenVerifier(Issuer(issuer.url, CLIENT, issuer.jwks_url), clock.now)
+    for _ in range(5):
+        verifier.verify(issuer.sign(id_claims(clock)))
+    assert issuer.fetches == 1
+    issuer.rotate()
+    rotated = issuer.sign(id_claims(clock))
+    clock.advance(REFRESH_SECONDS)
+    assert verifier.verify(rotated).player_id == SUB
+    assert issuer.fetches == 2
+    # The old key is still published: its tokens keep working without another fetch.
+    assert verifier.verify(issuer.keys[1].sign(id_claims(clock))).player_id == SUB
+    assert issuer.fetches == 2
 
 
-def test_made_up_key_ids_cost_one_fetch_per_refresh_bound(clock: FakeClock) -> None:
-    issuer = pool_issuer()
-    try:
-        verifier = TokenVerifier(Issuer(issuer.url, CLIENT, issuer.jwks_url), clock.now)
-        claims = id_claims(clock)
-        for n in range(50):
-            refused(verifier, issuer.keys[0].sign(claims, {"kid": f"made-up-{n}"}))
-        assert issuer.fetches == 1
-        # A key rotated in meanwhile is found once the bound has passed.
-        issuer.rotate()
-        rotated = issuer.sign(claims)
-        refused(verifier, rotated)
-        clock.advance(REFRESH_SECONDS)
-        assert verifier.verify(rotated).player_id == SUB
-        assert issuer.fetches == 2
-    finally:
-        issuer.stop()
+def test_made_up_key_ids_cost_one_fetch_per_refresh_bound(
+    fresh_pool: LocalIssuer, clock: FakeClock
+) -> None:
+    issuer = fresh_pool
+    verifier = TokenVerifier(Issuer(issuer.url, CLIENT, issuer.jwks_url), clock.now)
+    claims = id_claims(clock)
+    for n in range(50):
+        refused(verifier, issuer.keys[0].sign(claims, {"kid": f"made-up-{n}"}))
+    assert issuer.fetches == 1
+    # A key rotated in meanwhile is found once the bound has passed.
+    issuer.rotate()
+    rotated = issuer.sign(claims)
+    refused(verifier, rotated)
+    clock.advance(REFRESH_SECONDS)
+    assert verifier.verify(rotated).player_id == SUB
+    assert issuer.fetches == 2
 
 
 def test_a_withdrawn_key_stops_working_once_the_keys_are_fetched_again(
-    clock: FakeClock,
+    fresh_pool: LocalIssuer, clock: FakeClock
 ) -> None:
-    issuer = pool_issuer()
-    try:
-        verifier = TokenVerifier(Issuer(issuer.url, CLIENT, issuer.jwks_url), clock.now)
-        old = issuer.keys[0]
-        assert verifier.verify(old.sign(id_claims(clock))).player_id == SUB
-        issuer.rotate()
-        issuer.keys.remove(old)
-        clock.advance(MAX_KEY_AGE_SECONDS)
-        refused(verifier, old.sign(id_claims(clock)))
-        assert verifier.verify(issuer.sign(id_claims(clock))).player_id == SUB
-    finally:
-        issuer.stop()
+    issuer = fresh_pool
+    verifier = TokenVerifier(Issuer(issuer.url, CLIENT, issuer.jwks_url), clock.now)
+    old = issuer.keys[0]
+    assert verifier.verify(old.sign(id_claims(clock))).player_id == SUB
+    issuer.rotate()
+    issuer.keys.remove(old)
+    clock.advance(MAX_KEY_AGE_SECONDS)
+    refused(verifier, old.sign(id_claims(clock)))
+    assert verifier.verify(issuer.sign(id_claims(clock))).player_id == SUB
 
 
 def test_an_unreachable_jwks_refuses_and_raises_nothing(clock: FakeClock) -> None:
