@@ -157,8 +157,14 @@ class Gateway:
 
     async def _config_json(self, request: web.Request) -> web.Response:
         host = request.headers.get("Host", request.host)
+        signin = "/api/signin"
         return web.json_response(
-            {"ws_url": f"ws://{host}/ws", "signin_url": "/api/signin", **self._config}
+            {
+                "ws_url": f"ws://{host}/ws",
+                "signin_url": signin,
+                "auth": {"kind": "local", "signin_url": signin, "issuer": self._issuer.url},
+                **self._config,
+            }
         )
 
     async def _jwks(self, request: web.Request) -> web.Response:

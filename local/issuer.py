@@ -26,10 +26,12 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from local.connections import send_json
 from services.common.auth import Identity
+from services.common.settings import Settings
 
 AUDIENCE = "canasta-local"
 JWKS_PATH = "/.well-known/jwks.json"
 DISCOVERY_PATH = "/.well-known/openid-configuration"
+TOKEN_SECONDS: int = Settings.model_fields["token_ttl_seconds"].default
 
 
 class SigningKey:
@@ -52,7 +54,9 @@ class SigningKey:
 class LocalIssuer:
     """Issues player tokens for the local sign-in and the local bots."""
 
-    def __init__(self, url: str | None = None, audience: str = AUDIENCE, ttl: int = 3600) -> None:
+    def __init__(
+        self, url: str | None = None, audience: str = AUDIENCE, ttl: int = TOKEN_SECONDS
+    ) -> None:
         """``url``: where the issuer is reached (the gateway's ``http://host:port``), or
         None until ``serve()`` gives it one."""
         self._url = url
