@@ -29,6 +29,10 @@ The player id is ``sub``; the display name the first present of
 ``preferred_username``, ``name``, ``cognito:username``, ``username``
 (Cognito's ID tokens carry ``cognito:username``, access tokens ``username``),
 cut to 32 characters, else ``Player``.
+
+PyJWT (with cryptography) is imported where a token is verified, not with this
+module: the connect and disconnect functions import the identity types but never
+verify, and would otherwise pay its ~0.2 s import on every cold start.
 """
 
 from __future__ import annotations
@@ -38,9 +42,10 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jwt
+if TYPE_CHECKING:
+    import jwt
 
 MAX_TOKEN_CHARS = 8192
 """Cognito's ID tokens are 1-2 KB (more with many groups); anything longer is not parsed."""
@@ -98,6 +103,8 @@ class KeySet:
     """
 
     def __init__(self, jwks_url: str, now: Callable[[], float]) -> None:
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
         self._client = jwt.PyJWKClient(jwks_url, cache_jwk_set=False, timeout=FETCH_TIMEOUT_SECONDS)
         self._now = now
         self._keys: dict[str, jwt.PyJWK] = {}
@@ -117,6 +124,8 @@ class KeySet:
 
     def _fetch(self, now: float) -> None:
         """Replace the keys with the issuer's current set; keep the old ones if it fails."""
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
         try:
             fetched = self._client.get_jwk_set()
         except jwt.PyJWTError:
@@ -141,6 +150,8 @@ class TokenVerifier:
         """The identity a token names, or ``InvalidToken`` (``ExpiredToken`` if only late)."""
         if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
             raise InvalidToken("missing or oversized")
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
         try:
             claims = self._claims(token)
         except (jwt.PyJWTError, ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -148,6 +159,8 @@ class TokenVerifier:
         return self._identity(claims)
 
     def _claims(self, token: str) -> dict[str, Any]:
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
         header = jwt.get_unverified_header(token)
         kid = header.get("kid")
         if header.get("alg") != "RS256" or not isinstance(kid, str):

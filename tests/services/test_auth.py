@@ -319,3 +319,16 @@ def test_an_unreachable_jwks_refuses_and_raises_nothing(clock: FakeClock) -> Non
     issuer.stop()
     verifier = TokenVerifier(Issuer(POOL, CLIENT, jwks_url), clock.now)
     refused(verifier, issuer.sign(id_claims(clock)))
+
+
+def test_only_verifying_imports_pyjwt() -> None:
+    """connect and disconnect share the handler module and never verify: their cold
+    starts do not pay for PyJWT and cryptography."""
+    import subprocess
+    import sys
+
+    code = "import sys, services.connect.handler; print('jwt' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"
