@@ -32,17 +32,24 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, ClassVar
 
 from local.dispatcher import LambdaContext, websocket_event
+from local.issuer import LocalIssuer
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 WEBSOCKET_ENDPOINT = "https://bench.execute-api.us-east-1.amazonaws.com/prod"
-TOKEN_SECRET = "benchmark-token-secret"
 MODE = "three_rounds"
 
 Handler = Callable[[dict[str, Any], Any], Any]
+
+
+@cache
+def issuer() -> LocalIssuer:
+    """The players' token issuer, its keys served on 127.0.0.1 (the authorizer fetches them)."""
+    return LocalIssuer().serve()
 
 
 def environment() -> dict[str, str]:
@@ -54,7 +61,7 @@ def environment() -> dict[str, str]:
         "AWS_SECRET_ACCESS_KEY": "bench",
         "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
         "CANASTA_WEBSOCKET_ENDPOINT": WEBSOCKET_ENDPOINT,
-        "CANASTA_TOKEN_SECRET": TOKEN_SECRET,
+        **issuer().environment(),
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "Canasta",
         "POWERTOOLS_LOG_LEVEL": "ERROR",
@@ -369,7 +376,7 @@ class Match:
         import services.connect.handler as connect
         import services.matchmaking.handler as matchmaking
         import services.turn.handler as turn
-        from services.common.auth import Identity, issue_token
+        from services.common.auth import Identity
         from shared_engine import action_to_wire, loads
         from shared_engine.bots import heuristic_policy
 
@@ -382,7 +389,7 @@ class Match:
         context = self._context = {}
         connection = self._connection = {}
         for player_id, name in players:
-            token = issue_token(TOKEN_SECRET.encode(), Identity(player_id, name), time.time(), 3600)
+            token = issuer().issue(Identity(player_id, name))
             policy = platform.invoke(
                 "connect.authorize",
                 "$connect",

@@ -44,7 +44,6 @@ import logging
 import multiprocessing
 import os
 import platform
-import secrets
 import sys
 import threading
 import time
@@ -260,7 +259,8 @@ def machine() -> str:
 @dataclass(frozen=True)
 class ClientPlan:
     gateway_url: str
-    secret: str
+    tokens: dict[str, str]
+    """Player id → a token of the stack's issuer (the private key stays in the parent)."""
     players: list[tuple[str, str]]
     mode: str
     pace: float
@@ -278,7 +278,6 @@ def clients_process(plan: ClientPlan, all_finished: Any, results: Any) -> None:
 
 async def play_clients(plan: ClientPlan, all_finished: Any) -> Stats:
     from local.bots import play_as_bot
-    from services.common.auth import Identity, issue_token
 
     stats = Stats()
     tap = Tap(plan.gateway_url, stats)
@@ -289,9 +288,8 @@ async def play_clients(plan: ClientPlan, all_finished: Any) -> Stats:
     first = {"action": "queue", "mode": plan.mode}
 
     async def bot(player_id: str, name: str) -> None:
-        token = issue_token(plan.secret.encode(), Identity(player_id, name), time.time(), 3600)
         try:
-            await play_as_bot(tap_url, token, first, plan.pace)
+            await play_as_bot(tap_url, plan.tokens[player_id], first, plan.pace)
         except Exception as exc:
             stats.bot_failures.append(f"{player_id}: {exc!r}")
 
@@ -387,7 +385,7 @@ class Stack:
     aws: Any
     gateway: Any
     gateway_url: str
-    secret: str
+    issuer: Any
     relay: CountingRelay
     calls: AwsCalls
     close: Any
@@ -395,6 +393,7 @@ class Stack:
 
     async def plan(self, prefix: str, mode: str, args: argparse.Namespace) -> ClientPlan:
         """Four fresh players per table (``args.tables``), welcomed to the ledger, as a plan."""
+        from services.common.auth import Identity
         from services.ledger import handler as ledger_handler
 
         players = [(f"{prefix}-{i:04d}", f"{prefix} {i}") for i in range(4 * args.tables)]
@@ -405,9 +404,13 @@ class Stack:
             await loop.run_in_executor(
                 None, ledger.welcome, player_id, settings.welcome_points, settings.welcome_jokers
             )
+        tokens = {
+            player_id: self.issuer.issue(Identity(player_id, name), ttl=6 * 3600)
+            for player_id, name in players
+        }
         return ClientPlan(
             self.gateway_url,
-            self.secret,
+            tokens,
             players,
             mode,
             args.pace,
@@ -422,14 +425,15 @@ async def start_stack(turn_seconds: int, poll: float) -> Stack:
     from local.__main__ import dispatch_forever
     from local.aws import LocalAws, start_moto
     from local.gateway import Gateway
+    from local.issuer import LocalIssuer
 
     calls = AwsCalls()
     calls.install()
-    secret = secrets.token_hex(32)
+    issuer = LocalIssuer().serve()
     server, moto_url = start_moto()
     relay = CountingRelay()
-    aws = LocalAws(moto_url, relay.deliver, secret, turn_seconds=turn_seconds)
-    gateway = Gateway(secret)
+    aws = LocalAws(moto_url, relay.deliver, issuer, turn_seconds=turn_seconds)
+    gateway = Gateway(issuer)
     relay.target = gateway
     gateway.loop = asyncio.get_running_loop()
     stop = threading.Event()
@@ -447,9 +451,10 @@ async def start_stack(turn_seconds: int, poll: float) -> Stack:
         gateway.close()
         aws.close()
         server.stop()
+        issuer.stop()
 
     url = f"ws://127.0.0.1:{runner.addresses[0][1]}/ws"
-    return Stack(aws, gateway, url, secret, relay, calls, close)
+    return Stack(aws, gateway, url, issuer, relay, calls, close)
 
 
 async def play_wave(

@@ -2,9 +2,9 @@
 
 - Code: ``shared_engine/`` and ``services/`` copied into ``<build>/code`` (caches left out).
   Every function shares this one asset; only the handler differs.
-- Layer: the runtime dependencies (pydantic, pydantic-settings, Powertools)
-  installed by pip for the Lambda platform (``manylinux2014_aarch64``, CPython of
-  the runtime's version) into ``<build>/layer/python``, only when bundling
+- Layer: the runtime dependencies (pydantic, pydantic-settings, Powertools, PyJWT
+  with cryptography) installed by pip for the Lambda platform (``manylinux2014_aarch64``,
+  CPython of the runtime's version) into ``<build>/layer/python``, only when bundling
   (``-c bundle=true``). Without it the layer is a placeholder: synth stays fast
   and offline (tests, ``cdk synth``, ``cdk diff``), and such a stack must not be
   deployed. boto3 is not bundled: the Lambda runtime provides it.
@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BUILD_DIR = REPO / "build" / "infra"
 SOURCE_PACKAGES = ("shared_engine", "services")
-LAYER_PACKAGES = ("pydantic", "pydantic-settings", "aws-lambda-powertools")
+LAYER_PACKAGES = ("pydantic", "pydantic-settings", "aws-lambda-powertools", "PyJWT", "cryptography")
 TRACING_PACKAGES = ("aws-xray-sdk", "wrapt")
 """Powertools' Tracer needs the X-Ray SDK; installed without its dependencies, since they
 would bring a second botocore that shadows the runtime's."""

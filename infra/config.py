@@ -39,7 +39,17 @@ LOG_RETENTION_DAYS = (
     3653,
 )
 STAGE_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+HTTPS_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[^\s?#]*)?$")
+WEB_URL = re.compile(
+    r"^(https://[A-Za-z0-9.-]+|http://(localhost|127\.0\.0\.1))(:[0-9]+)?(/[^\s?#]*)?$"
+)
+"""Where the web client may be served: HTTPS, or plain HTTP on this machine only (Cognito)."""
+DOMAIN_PREFIX = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 PRODUCTION = "prod"
+
+
+STRINGS = ("stage", "oidc_issuer", "oidc_audience", "oidc_jwks_url", "auth_domain_prefix")
+"""Config fields taken as text."""
 
 
 class ConfigError(ValueError):
@@ -54,21 +64,41 @@ def _bool(key: str, value: Any) -> bool:
     raise ConfigError(f"context {key!r} must be true or false, not {value!r}")
 
 
-def _stakes(key: str, value: Any) -> tuple[int, ...]:
-    """A list of arena stakes: JSON (``[100,500]``, cdk.json) or ``100,500`` on the command line."""
+def _list(key: str, value: Any, what: str) -> list[Any] | tuple[Any, ...]:
+    """A list: JSON (``[100,500]``, cdk.json) or ``100,500`` on the command line."""
     items = value
     if isinstance(value, str):
         text = value.strip()
         try:
             items = json.loads(text) if text.startswith("[") else text.split(",")
         except ValueError:
-            raise ConfigError(f"context {key!r} must be a list of stakes, not {value!r}") from None
+            raise ConfigError(f"context {key!r} must be a list of {what}, not {value!r}") from None
     if not isinstance(items, list | tuple) or not items:
-        raise ConfigError(f"context {key!r} must be a list of stakes, not {value!r}")
+        raise ConfigError(f"context {key!r} must be a list of {what}, not {value!r}")
+    return items
+
+
+def _stakes(key: str, value: Any) -> tuple[int, ...]:
+    """The arena's stakes: 1-10 different positive whole numbers."""
+    items = _list(key, value, "stakes")
     stakes = tuple(_int(key, item, 1, 1_000_000_000) for item in items)
     if len(set(stakes)) != len(stakes) or len(stakes) > 10:
         raise ConfigError(f"context {key!r} must hold 1-10 different stakes, not {value!r}")
     return stakes
+
+
+def _urls(key: str, value: Any) -> tuple[str, ...]:
+    """Web client addresses: at most 10, each ``https://`` or ``http://localhost``."""
+    items = _list(key, value, "URLs")
+    if len(items) > 10:
+        raise ConfigError(f"context {key!r} must be a list of 1-10 URLs, not {value!r}")
+    urls = tuple(str(item).strip() for item in items)
+    for url in urls:
+        if not WEB_URL.match(url):
+            raise ConfigError(
+                f"context {key!r}: {url!r} is neither an https:// URL nor http://localhost"
+            )
+    return urls
 
 
 def _int(key: str, value: Any, low: int, high: int) -> int:
@@ -110,6 +140,18 @@ class Config:
     """How often a waiting ticket tries to form a table: the state machine's cost driver."""
     arena_stakes: tuple[int, ...] = (100, 500, 1000)
     """The arena's stakes (``CANASTA_ARENA_STAKES``); the web client must offer the same."""
+    oidc_issuer: str | None = None
+    """An existing OpenID Connect issuer whose tokens sign players in (the platform's
+    accounts); None: the stack creates a Cognito user pool and its web client."""
+    oidc_audience: str | None = None
+    """The audience the issuer's tokens carry for this game (required with ``oidc_issuer``)."""
+    oidc_jwks_url: str | None = None
+    """Default: ``<oidc_issuer>/.well-known/jwks.json``."""
+    web_urls: tuple[str, ...] = ("http://localhost:8080/",)
+    """Where the web client is served: the user pool client's callback and sign-out URLs."""
+    auth_domain_prefix: str | None = None
+    """The Cognito hosted sign-in's domain prefix (``<prefix>.auth.<region>.amazoncognito.com``);
+    default ``<stage>-canasta-<account id>``, unique per region as Cognito requires."""
 
     def __post_init__(self) -> None:
         if not STAGE_NAME.match(self.stage):
@@ -131,6 +173,38 @@ class Config:
         _int("queueSeconds", self.queue_seconds, 10, 3600)
         _int("pollSeconds", self.poll_seconds, 1, 60)
         _stakes("arenaStakes", list(self.arena_stakes))
+        _urls("webUrls", list(self.web_urls))
+        self._check_issuer()
+        self._check_domain_prefix()
+
+    def _check_issuer(self) -> None:
+        if self.oidc_issuer is None:
+            if self.oidc_audience is not None or self.oidc_jwks_url is not None:
+                raise ConfigError("context 'oidcAudience' and 'oidcJwksUrl' need 'oidcIssuer'")
+            return
+        for key, url in (("oidcIssuer", self.oidc_issuer), ("oidcJwksUrl", self.oidc_jwks_url)):
+            if url is not None and not HTTPS_URL.match(url):
+                raise ConfigError(f"context {key!r} must be an https:// URL, not {url!r}")
+        if not self.oidc_audience:
+            raise ConfigError("context 'oidcIssuer' needs 'oidcAudience' (the tokens' aud)")
+        if self.auth_domain_prefix is not None:
+            raise ConfigError("context 'authDomainPrefix' is for the stack's own user pool")
+
+    def _check_domain_prefix(self) -> None:
+        prefix = self.auth_domain_prefix
+        if prefix is not None and (
+            not DOMAIN_PREFIX.match(prefix)
+            or any(word in prefix for word in ("aws", "amazon", "cognito"))
+        ):
+            raise ConfigError(
+                "context 'authDomainPrefix' must be 1-63 lowercase letters, digits or hyphens, "
+                f"without 'aws', 'amazon' or 'cognito', not {prefix!r}"
+            )
+
+    @property
+    def own_user_pool(self) -> bool:
+        """The stack creates the Cognito user pool unless an existing issuer is configured."""
+        return self.oidc_issuer is None
 
     @property
     def production(self) -> bool:
@@ -159,12 +233,14 @@ class Config:
             raw = get(key)
             if raw is None:
                 continue
-            if field.name == "stage":
-                values[field.name] = str(raw)
+            if field.name in STRINGS:
+                values[field.name] = str(raw).strip()
             elif field.type in ("bool", "bool | None"):
                 values[field.name] = _bool(key, raw)
             elif field.name == "arena_stakes":
                 values[field.name] = _stakes(key, raw)
+            elif field.name == "web_urls":
+                values[field.name] = _urls(key, raw)
             else:
                 values[field.name] = _int(key, raw, 0, 1_000_000)
         return cls(**values)
@@ -186,5 +262,10 @@ CONTEXT_KEYS = {
     "queue_seconds": "queueSeconds",
     "poll_seconds": "pollSeconds",
     "arena_stakes": "arenaStakes",
+    "oidc_issuer": "oidcIssuer",
+    "oidc_audience": "oidcAudience",
+    "oidc_jwks_url": "oidcJwksUrl",
+    "web_urls": "webUrls",
+    "auth_domain_prefix": "authDomainPrefix",
 }
 """Config field → CDK context key (the names documented in infra/README.md)."""

@@ -60,7 +60,9 @@ class FunctionSpec:
     schedules_timers: bool = False
     """Arms turn timers: delayed messages to the timer queue (sqs:SendMessage) and, for far
     deadlines, schedules (scheduler:CreateSchedule and iam:PassRole of the scheduler role)."""
-    reads_token_secret: bool = False
+    verifies_tokens: bool = False
+    """Checks player tokens: the issuer, audience and JWKS URL in its environment (no grant:
+    the issuer's keys are public)."""
     starts_tickets: bool = False
     """states:StartExecution on the matchmaking state machine (a ticket per queued player)."""
     answers_tickets: bool = False
@@ -88,7 +90,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="connect",
         description="$connect REQUEST authorizer: checks the player token in the query string",
         authorizer=True,
-        reads_token_secret=True,
+        verifies_tokens=True,
     ),
     "connect": FunctionSpec(
         handler="services.connect.handler.connect",
@@ -103,7 +105,6 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         publishes=True,
         # Tells the player's older connection (another tab) it was opened elsewhere.
         pushes=True,
-        reads_token_secret=True,
     ),
     "disconnect": FunctionSpec(
         handler="services.connect.handler.disconnect",
@@ -116,8 +117,6 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             constants.GAMES: (UPDATE,),
         },
         publishes=True,
-        # The connect service reads its signing key when it is built, on every path.
-        reads_token_secret=True,
     ),
     "turn-ws": FunctionSpec(
         handler="services.turn.handler.websocket",

@@ -23,7 +23,6 @@ from services.common.constants import TableSpec
 class Kind(Enum):
     TABLE = "table"
     BUS = "bus"
-    TOKEN_SECRET = "token-secret"
     STATE_MACHINE = "state-machine"
     CONNECTIONS = "connections"
     """``POST`` on every ``@connections`` of the stage (``.../<stage>/POST/@connections/*``)."""
@@ -57,8 +56,6 @@ def grants(spec: FunctionSpec) -> list[Grant]:
     ]
     if spec.publishes:
         found.append(Grant(("events:PutEvents",), Resource(Kind.BUS)))
-    if spec.reads_token_secret:
-        found.append(Grant(("secretsmanager:GetSecretValue",), Resource(Kind.TOKEN_SECRET)))
     if spec.starts_tickets:
         found.append(Grant(("states:StartExecution",), Resource(Kind.STATE_MACHINE)))
     if spec.answers_tickets:

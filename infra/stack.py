@@ -1,5 +1,6 @@
 """The whole backend in one stack: tables, bus, queues, timers, the matchmaking state machine,
-WebSocket API, functions, alarms.
+WebSocket API, functions, alarms, and the players' sign-in (a Cognito user pool, unless an
+existing OpenID Connect issuer is configured).
 
 Names and keys come from ``services.common.constants`` (the module the local
 stack builds from too) and every function from ``infra.functions.FUNCTIONS``.
@@ -10,6 +11,7 @@ several stages can live in one account.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import aws_cdk as cdk
@@ -26,6 +28,7 @@ from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -34,7 +37,6 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_scheduler as scheduler
-from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
@@ -116,6 +118,10 @@ DASHBOARD_METRICS = (
 MATCHMAKING_METRICS = ("tickets_opened", "tables_formed", "tickets_expired")
 LEDGER_METRICS = ("ledger_settlements", "ledger_refunds")
 """The matchmaking and ledger widgets' custom metrics (dimension ``service``)."""
+WEB_CONFIG_TEXT = (
+    "Serve this as config.json beside the web client (web/README.md); "
+    "its sign-in reads auth from it"
+)
 TICKETS = "matchmaking"
 """The consumer whose queue carries the state machine's ``try_match`` tasks."""
 
@@ -176,7 +182,7 @@ class CanastaStack(Stack):
         self._consumer_queues()
         self._timers()
         self._state_machine()
-        self.token_secret = self._token_secret()
+        self.issuer = self._sign_in()
         self._websocket_api()
         code = lambda_.Code.from_asset(str(assets.code))
         self.layer = self._layer(assets)
@@ -219,25 +225,87 @@ class CanastaStack(Stack):
             )
         return table
 
-    def _token_secret(self) -> secretsmanager.Secret:
-        secret = secretsmanager.Secret(
+    # --- sign-in ---------------------------------------------------------------------
+
+    def _sign_in(self) -> TokenIssuer:
+        """Whose tokens the authorizer accepts: the configured issuer, else a new user pool."""
+        config = self.config
+        if config.oidc_issuer is not None:
+            assert config.oidc_audience is not None
+            issuer = config.oidc_issuer.rstrip("/")
+            return TokenIssuer(
+                issuer=issuer,
+                audience=config.oidc_audience,
+                jwks_url=config.oidc_jwks_url or f"{issuer}/.well-known/jwks.json",
+            )
+        pool = cognito.UserPool(
             self,
-            "TokenSecret",
-            secret_name=self.config.name("canasta-token-key"),
-            description="The key that signs player tokens (HMAC-SHA256)",
-            generate_secret_string=secretsmanager.SecretStringGenerator(
-                password_length=64, exclude_punctuation=True
+            "UserPool",
+            user_pool_name=config.name("canasta-players"),
+            self_sign_up_enabled=True,
+            sign_in_aliases=cognito.SignInAliases(username=True, email=True),
+            sign_in_case_sensitive=False,
+            auto_verify=cognito.AutoVerifiedAttrs(email=True),
+            standard_attributes=cognito.StandardAttributes(
+                email=cognito.StandardAttribute(required=True, mutable=True)
             ),
+            password_policy=cognito.PasswordPolicy(
+                min_length=12,
+                require_lowercase=True,
+                require_uppercase=True,
+                require_digits=True,
+                require_symbols=True,
+            ),
+            mfa=cognito.Mfa.OPTIONAL,
+            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+            account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+            feature_plan=cognito.FeaturePlan.ESSENTIALS,
+            deletion_protection=config.protect_tables,
             removal_policy=self._removal,
         )
         acknowledge(
-            secret,
-            "AwsSolutions-SMG4",
-            "The signing key has no rotation Lambda: tokens are checked against one key, so "
-            "an automatic rotation would sign every player out at once. Rotate it by hand "
-            "(infra/README.md) until tokens carry a key id.",
+            pool,
+            "AwsSolutions-COG2",
+            "MFA is optional, not required: players sign in to play a card game, and a second "
+            "factor on every account would keep most of them out; each may turn TOTP on.",
         )
-        return secret
+        acknowledge(
+            pool,
+            "AwsSolutions-COG8",
+            "Threat protection (advanced security) is a paid feature plan, billed per active "
+            "user; the pool holds game accounts with no payment data, and sign-in abuse is "
+            "bounded by Cognito's own quotas.",
+        )
+        client = pool.add_client(
+            "WebClient",
+            user_pool_client_name=config.name("canasta-web"),
+            generate_secret=False,
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            o_auth=cognito.OAuthSettings(
+                flows=cognito.OAuthFlows(authorization_code_grant=True),
+                scopes=[cognito.OAuthScope.OPENID, cognito.OAuthScope.PROFILE],
+                callback_urls=list(config.web_urls),
+                logout_urls=list(config.web_urls),
+            ),
+            supported_identity_providers=[cognito.UserPoolClientIdentityProvider.COGNITO],
+            id_token_validity=Duration.hours(1),
+            access_token_validity=Duration.hours(1),
+            refresh_token_validity=Duration.days(30),
+            enable_token_revocation=True,
+            prevent_user_existence_errors=True,
+        )
+        prefix = config.auth_domain_prefix or f"{config.name('canasta')}-{self.account}"
+        domain = pool.add_domain(
+            "SignInDomain",
+            cognito_domain=cognito.CognitoDomainOptions(domain_prefix=prefix),
+        )
+        self.user_pool, self.web_client, self.sign_in_domain = pool, client, domain
+        issuer = pool.user_pool_provider_url
+        return TokenIssuer(
+            issuer=issuer,
+            audience=client.user_pool_client_id,
+            jwks_url=f"{issuer}/.well-known/jwks.json",
+        )
 
     # --- events and queues ------------------------------------------------------------
 
@@ -544,7 +612,7 @@ class CanastaStack(Stack):
             code=lambda_.Code.from_asset(str(assets.layer)),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="pydantic, pydantic-settings, aws-lambda-powertools",
+            description="pydantic, pydantic-settings, aws-lambda-powertools, PyJWT, cryptography",
         )
 
     def _environment(self, spec: FunctionSpec) -> dict[str, str]:
@@ -569,8 +637,14 @@ class CanastaStack(Stack):
                     "CANASTA_TURN_SECONDS": str(config.turn_seconds),
                 }
             )
-        if spec.reads_token_secret:
-            env["CANASTA_TOKEN_SECRET_ARN"] = self.token_secret.secret_arn
+        if spec.verifies_tokens:
+            env.update(
+                {
+                    "CANASTA_OIDC_ISSUER": self.issuer.issuer,
+                    "CANASTA_OIDC_AUDIENCE": self.issuer.audience,
+                    "CANASTA_OIDC_JWKS_URL": self.issuer.jwks_url,
+                }
+            )
         if spec.starts_tickets or spec.answers_tickets:
             env.update(
                 {
@@ -707,8 +781,6 @@ class CanastaStack(Stack):
             return self.tables[resource.table].table_arn
         if kind is policies.Kind.BUS:
             return self.bus.event_bus_arn
-        if kind is policies.Kind.TOKEN_SECRET:
-            return self.token_secret.secret_arn
         if kind is policies.Kind.STATE_MACHINE:
             return self.state_machine.state_machine_arn
         if kind is policies.Kind.CONNECTIONS:
@@ -973,10 +1045,16 @@ class CanastaStack(Stack):
         CfnOutput(self, "EventBusName", value=self.bus.event_bus_name)
         CfnOutput(
             self,
-            "TokenSecretArn",
-            value=self.token_secret.secret_arn,
-            description="The token signing key (python -m infra.player_token issues tokens)",
+            "TokenIssuer",
+            value=self.issuer.issuer,
+            description="Whose JWTs the $connect authorizer accepts",
         )
+        CfnOutput(self, "TokenAudience", value=self.issuer.audience)
+        CfnOutput(self, "WebClientConfig", value=self._web_config(), description=WEB_CONFIG_TEXT)
+        if self.config.own_user_pool:
+            CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)
+            CfnOutput(self, "UserPoolClientId", value=self.web_client.user_pool_client_id)
+            CfnOutput(self, "SignInDomain", value=self.sign_in_domain.base_url())
         CfnOutput(
             self,
             "MatchmakingStateMachineArn",
@@ -998,6 +1076,39 @@ class CanastaStack(Stack):
                 description=f"Attach to a role that may invoke {key}",
                 export_name=self.config.name(f"canasta-{key}-invoke-policy-arn"),
             )
+
+    def _web_config(self) -> str:
+        """The web client's ``config.json`` (``web/signin.js`` reads ``auth``), as JSON."""
+        if self.config.own_user_pool:
+            auth: dict[str, Any] = {
+                "kind": "cognito",
+                "region": self.region,
+                "user_pool_id": self.user_pool.user_pool_id,
+                "client_id": self.web_client.user_pool_client_id,
+                "domain": self.sign_in_domain.base_url(),
+            }
+        else:
+            auth = {
+                "kind": "oidc",
+                "issuer": self.issuer.issuer,
+                "client_id": self.issuer.audience,
+            }
+        config = {
+            "ws_url": self.stage.url,
+            "stakes": list(self.config.arena_stakes),
+            "turn_seconds": self.config.turn_seconds,
+            "auth": auth,
+        }
+        return self.to_json_string(config)
+
+
+@dataclass(frozen=True)
+class TokenIssuer:
+    """What the authorizer is configured with (CloudFormation references for a new pool)."""
+
+    issuer: str
+    audience: str
+    jwks_url: str
 
 
 @jsii.implements(apigwv2.IAccessLogSettings)

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import socket
 import sys
 import threading
@@ -28,6 +27,7 @@ from local.aws import LocalAws, start_moto
 from local.bots import BotFiller
 from local.console import Console, quiet_handler_logs
 from local.gateway import Gateway
+from local.issuer import LocalIssuer
 from services.common.auth import Identity
 from services.ledger import handler as ledger_handler
 from services.matchmaking.store import MatchmakingStore
@@ -72,10 +72,11 @@ def dispatch_forever(aws: LocalAws, stop: threading.Event, interval: float) -> N
 
 
 async def serve(args: argparse.Namespace, out: TextIO) -> None:
-    secret = secrets.token_hex(32)
+    # The issuer is the gateway: it serves the keys on the port it listens on.
+    issuer = LocalIssuer(f"http://{args.host}:{args.port}")
     server, moto_url = start_moto()
     relay = Relay()
-    aws = LocalAws(moto_url, relay.deliver, secret, turn_seconds=args.turn_seconds)
+    aws = LocalAws(moto_url, relay.deliver, issuer, turn_seconds=args.turn_seconds)
     settings = aws.settings
     ledger = ledger_handler.service()
     matchmaking = MatchmakingStore(
@@ -87,12 +88,12 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
 
     filler = BotFiller(
         f"ws://{args.host}:{args.port}/ws",
-        secret,
+        issuer,
         waiting=lambda queue: len(matchmaking.waiting(queue, 8)),
         welcome=welcome,
     )
     gateway = Gateway(
-        secret,
+        issuer,
         on_signin=welcome,
         on_queue=filler.on_queue if args.bots else None,
         config={"turn_seconds": args.turn_seconds, "stakes": list(settings.arena_stakes)},
@@ -118,6 +119,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
                 "Tile Canasta is running locally.",
                 f"  open            {url}",
                 f"  WebSocket       ws://{args.host}:{args.port}/ws?token=…",
+                f"  token issuer    {issuer.url} (its keys: {issuer.jwks_url})",
                 f"  embedded AWS    {moto_url} (moto: DynamoDB, EventBridge, SQS, Scheduler)",
                 f"  @connections    {aws.endpoint.url}",
                 f"  turn timer      {args.turn_seconds} s",

@@ -21,6 +21,7 @@ from infra.functions import FUNCTIONS, FunctionSpec
 from local.connections import ConnectionsEndpoint, Deliver
 from local.dispatcher import Dispatcher
 from local.iam import IamEnforcer, LocalArns, install
+from local.issuer import LocalIssuer
 from local.resources import LocalResources, create_resources, table_names
 from services.common.settings import Settings
 
@@ -193,8 +194,8 @@ def start_moto(port: int = 0) -> tuple[Any, str]:
     return server, f"http://{host}:{bound}"
 
 
-def base_environment(moto_url: str, connections_url: str, token_secret: str) -> dict[str, str]:
-    """What the CDK stack sets on each function, pointed at the local endpoints."""
+def base_environment(moto_url: str, connections_url: str, issuer: LocalIssuer) -> dict[str, str]:
+    """What the CDK stack sets on each function, pointed at the local endpoints and issuer."""
     return {
         "AWS_REGION": REGION,
         "AWS_DEFAULT_REGION": REGION,
@@ -203,7 +204,7 @@ def base_environment(moto_url: str, connections_url: str, token_secret: str) -> 
         "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
         "CANASTA_ENDPOINT_URL": moto_url,
         "CANASTA_WEBSOCKET_ENDPOINT": connections_url,
-        "CANASTA_TOKEN_SECRET": token_secret,
+        **issuer.environment(),
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "Canasta",
         "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
@@ -217,7 +218,7 @@ class LocalAws:
         self,
         moto_url: str,
         deliver: Deliver,
-        token_secret: str,
+        issuer: LocalIssuer,
         turn_seconds: int = 60,
         *,
         functions: Mapping[str, FunctionSpec] = FUNCTIONS,
@@ -225,8 +226,9 @@ class LocalAws:
     ) -> None:
         """``timing``: the dispatcher's ``clock`` and ``within_minute`` (tests of timers)."""
         self.moto_url = moto_url
+        self.issuer = issuer
         self.endpoint = ConnectionsEndpoint(deliver).start()
-        self.environment = base_environment(moto_url, self.endpoint.url, token_secret)
+        self.environment = base_environment(moto_url, self.endpoint.url, issuer)
         self.environment["CANASTA_TURN_SECONDS"] = str(turn_seconds)
         os.environ.update(self.environment)
         self.settings = Settings()

@@ -13,14 +13,14 @@ import contextlib
 import itertools
 import json
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import ClientSession, WSMsgType
 
-from services.common.auth import Identity, issue_token
+from local.issuer import LocalIssuer
+from services.common.auth import Identity
 from shared_engine import action_to_wire
 from shared_engine.bots import heuristic_policy
 from shared_engine.observation import state_from_view
@@ -69,7 +69,7 @@ class BotFiller:
     def __init__(
         self,
         ws_url: str,
-        token_secret: str,
+        issuer: LocalIssuer,
         *,
         waiting: Callable[[str], int],
         welcome: Callable[[Identity], None],
@@ -78,7 +78,7 @@ class BotFiller:
         settle: float = 10.0,
     ) -> None:
         self._ws_url = ws_url
-        self._secret = token_secret.encode()
+        self._issuer = issuer
         self._waiting = waiting
         self._welcome = welcome
         self._grace = grace
@@ -116,7 +116,7 @@ class BotFiller:
             name = f"{next(self._names)} (bot)"
             identity = Identity(f"bot-{uuid.uuid4().hex[:10]}", name)
             await loop.run_in_executor(None, self._welcome, identity)
-            token = issue_token(self._secret, identity, time.time(), 6 * 3600)
+            token = self._issuer.issue(identity, ttl=6 * 3600)
             first = {"action": "queue", "mode": mode, "variant": variant, "stake": stake}
             task = loop.create_task(self._run(token, first))
             self._tasks.add(task)

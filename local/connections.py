@@ -16,6 +16,19 @@ Deliver = Callable[[str, bytes], bool]
 PREFIX = "/@connections/"
 
 
+def send_json(
+    handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
+) -> None:
+    """One JSON response from a ``http.server`` handler."""
+    handler.send_response(status)
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class ConnectionsEndpoint:
     """A threaded HTTP server on 127.0.0.1 that hands each post to ``deliver``."""
 
@@ -37,13 +50,8 @@ class ConnectionsEndpoint:
 
             def _reply(self, status: int, error: str | None) -> None:
                 body = b"{}" if error is None else b'{"message":"' + error.encode() + b'"}'
-                self.send_response(status)
-                if error is not None:
-                    self.send_header("x-amzn-ErrorType", error)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                headers = {} if error is None else {"x-amzn-ErrorType": error}
+                send_json(self, status, body, headers)
 
             def log_message(self, format: str, *args: object) -> None:
                 return

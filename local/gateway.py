@@ -9,7 +9,11 @@
 - Closing runs ``$disconnect``.
 - The handlers post to ``@connections`` (``local.connections``), which this
   gateway delivers to the open socket.
-- It also serves the web client and a local sign-in that issues tokens.
+- It also serves the web client, a local sign-in, and the local issuer's keys
+  (``/.well-known/jwks.json``, ``/.well-known/openid-configuration``): the
+  sign-in's tokens are RS256 JWTs of ``local.issuer``, which the authorizer
+  verifies against those keys, fetched over HTTP from this port as it would
+  fetch Cognito's.
 
 Handlers are synchronous (they are Lambda functions), so they run in worker
 threads, never on the event loop.
@@ -24,7 +28,6 @@ import hmac
 import json
 import re
 import secrets
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +36,8 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from local.dispatcher import LambdaContext, load, websocket_event
-from services.common.auth import Identity, issue_token
+from local.issuer import DISCOVERY_PATH, JWKS_PATH, LocalIssuer
+from services.common.auth import Identity
 from services.common.tableviews import error_message
 
 ROUTES: dict[str, str] = {
@@ -79,15 +83,14 @@ def refusal(kind: WSMsgType, size: int) -> dict[str, Any]:
 class Gateway:
     def __init__(
         self,
-        token_secret: str,
+        issuer: LocalIssuer,
         *,
         routes: dict[str, str] | None = None,
         on_signin: Callable[[Identity], None] | None = None,
         on_queue: Callable[[dict[str, Any]], None] | None = None,
         config: dict[str, Any] | None = None,
-        token_ttl: int = 12 * 3600,
     ) -> None:
-        self._secret = token_secret.encode()
+        self._issuer = issuer
         self._routes = {route: load(path) for route, path in (routes or ROUTES).items()}
         self._authorize = load(AUTHORIZER)
         self._connect = load(CONNECT)
@@ -95,7 +98,6 @@ class Gateway:
         self._on_signin = on_signin
         self._on_queue = on_queue
         self._config = config or {}
-        self._ttl = token_ttl
         self._sockets: dict[str, web.WebSocketResponse] = {}
         self._owners: dict[str, str] = {}
         """Player id → the SHA-256 of the secret its name's first sign-in got."""
@@ -110,6 +112,8 @@ class Gateway:
                 web.get("/ws", self._websocket),
                 web.post("/api/signin", self._signin),
                 web.get("/config.json", self._config_json),
+                web.get(JWKS_PATH, self._jwks),
+                web.get(DISCOVERY_PATH, self._discovery),
                 web.get("/", self._index),
             ]
         )
@@ -154,9 +158,21 @@ class Gateway:
 
     async def _config_json(self, request: web.Request) -> web.Response:
         host = request.headers.get("Host", request.host)
+        signin = "/api/signin"
         return web.json_response(
-            {"ws_url": f"ws://{host}/ws", "signin_url": "/api/signin", **self._config}
+            {
+                "ws_url": f"ws://{host}/ws",
+                "signin_url": signin,
+                "auth": {"kind": "local", "signin_url": signin, "issuer": self._issuer.url},
+                **self._config,
+            }
         )
+
+    async def _jwks(self, request: web.Request) -> web.Response:
+        return web.json_response(self._issuer.jwks())
+
+    async def _discovery(self, request: web.Request) -> web.Response:
+        return web.json_response(self._issuer.discovery())
 
     async def _signin(self, request: web.Request) -> web.Response:
         try:
@@ -181,9 +197,13 @@ class Gateway:
             )
         if self._on_signin is not None:
             await self._run(lambda: self._on_signin(identity) if self._on_signin else None)
-        token = issue_token(self._secret, identity, time.time(), self._ttl)
         return web.json_response(
-            {"token": token, "player_id": identity.player_id, "name": name, "secret": secret}
+            {
+                "token": self._issuer.issue(identity),
+                "player_id": identity.player_id,
+                "name": name,
+                "secret": secret,
+            }
         )
 
     def _claim_name(self, player_id: str, secret: object) -> str | None:

@@ -133,9 +133,6 @@ class LocalArns:
         account, name = url.rstrip("/").split("/")[-2:]
         return f"arn:{PARTITION}:sqs:{self.region}:{account}:{name}"
 
-    def secret(self, secret_id: str) -> str:
-        return secret_id if secret_id.startswith("arn:") else self._arn("secretsmanager", secret_id)
-
     def of(self, resource: Resource) -> str:
         kind = resource.kind
         if kind is Kind.TABLE:
@@ -143,8 +140,6 @@ class LocalArns:
             return self.table(self.tables[resource.table.name])
         if kind is Kind.BUS:
             return self.bus(self.event_bus)
-        if kind is Kind.TOKEN_SECRET:
-            return self._arn("secretsmanager", "secret:canasta-token-secret-*")
         if kind is Kind.STATE_MACHINE:
             return self.state_machine
         if kind is Kind.CONNECTIONS:
@@ -209,8 +204,6 @@ def calls(service: str, operation: str, params: Mapping[str, Any], arns: LocalAr
         return [Call("states:StartExecution", params["stateMachineArn"])]
     if service == "states" and operation in _TASK_ANSWERS:
         return [Call(f"states:{operation}", arns.state_machine)]
-    if service == "secretsmanager" and operation == "GetSecretValue":
-        return [Call("secretsmanager:GetSecretValue", arns.secret(params["SecretId"]))]
     raise Unmodelled(f"{service}:{operation}")
 
 

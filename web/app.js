@@ -4,7 +4,21 @@
 
 import { LANGUAGES, applyI18n, errorText, hasKey, initialLang, preloadLangs, setLang, t } from "./i18n.js";
 import { Connection, wsAddress } from "./protocol.js";
-import { dropToken, loadConfig, savedName, savedToken, session, setToken, signin, tokenExpired } from "./session.js";
+import {
+  completeSignin,
+  configureSignin,
+  dropToken,
+  keepSigninFresh,
+  loadConfig,
+  renewSignin,
+  savedName,
+  savedToken,
+  session,
+  setToken,
+  signin,
+  signoutSession,
+  tokenExpired,
+} from "./session.js";
 import * as S from "./state.js";
 import { renderDialog } from "./ui/dialogs.js";
 import { $, flash, h, show, tileEl } from "./ui/dom.js";
@@ -172,15 +186,18 @@ const table = {
 
 // --- sign-in and sign-out ------------------------------------------------------------
 
-/** The token is expired or refused: sign in again by the saved name, or ask for it. */
+/** The token is expired or refused: renew it (the refresh token, or locally the saved
+ * name), or ask the player to sign in again. */
 async function tokenTrouble() {
-  const name = savedName();
-  if (!session.fromUrl && name && session.signinUrl) {
+  if (!session.fromUrl && session.auth.available) {
     try {
-      state.player = await signin(name);
-      conn.reset();
-      if (!conn.stopped) conn.connect();
-      return;
+      const player = await renewSignin();
+      if (player) {
+        signedIn(player);
+        conn.reset();
+        if (!conn.stopped) conn.connect();
+        return;
+      }
     } catch {
       /* fall through: keep retrying with the old token */
     }
@@ -189,7 +206,7 @@ async function tokenTrouble() {
     conn.disconnect();
     dropToken();
     state.signedIn = false;
-    signinError = session.signinUrl ? "signin.expired" : "signin.noServer";
+    signinError = session.auth.available ? "signin.expired" : "signin.noServer";
     render();
   }
 }
@@ -197,11 +214,15 @@ async function tokenTrouble() {
 function signedIn(player) {
   state.player = player;
   state.signedIn = true;
+  // Renewed before it expires, so that every reconnect opens with a valid token.
+  keepSigninFresh((fresh) => {
+    state.player = fresh;
+  });
 }
 
 function signout() {
   conn.disconnect();
-  dropToken();
+  signoutSession();
   S.signedOut(state);
   render();
 }
@@ -210,10 +231,12 @@ async function submitSignin(event) {
   event.preventDefault();
   const name = $("signin-name").value.trim();
   signinError = null;
-  if (!/^[\p{L}\p{N}_ .'-]{1,24}$/u.test(name)) signinError = "signin.badName";
+  if (session.auth.needsName && !/^[\p{L}\p{N}_ .'-]{1,24}$/u.test(name)) signinError = "signin.badName";
   else {
     try {
-      signedIn(await signin(name));
+      const player = await signin(name);
+      if (!player) return; // the page is on its way to the identity provider's sign-in
+      signedIn(player);
     } catch (exc) {
       signinError = exc.message.startsWith("signin.") ? exc.message : "signin.failed";
     }
@@ -287,7 +310,12 @@ function render() {
   document.body.dataset.screen = screen;
   renderHeader(state);
   renderConnection(state, status);
-  if (screen === "signin") renderSignin(!wsUrl ? "signin.noServer" : signinError);
+  if (screen === "signin") {
+    renderSignin(!wsUrl ? "signin.noServer" : signinError);
+    // An identity provider asks for the name on its own page.
+    $("signin-name").required = session.auth.needsName;
+    show($("signin-name").closest("label"), session.auth.needsName);
+  }
   if (screen === "lobby") renderLobby(state, config);
   if (screen === "table") renderTable(state, status, table);
 }
@@ -421,7 +449,13 @@ async function main() {
   config = loaded.config || {};
   wsUrl = params.get("ws") || config.ws_url || null;
   const signinUrl = params.get("signin") || config.signin_url || null;
-  session.signinUrl = signinUrl ? new URL(signinUrl, loaded.base).href : null;
+  configureSignin(config, loaded.base, signinUrl ? new URL(signinUrl, loaded.base).href : null);
+  try {
+    const back = await completeSignin();
+    if (back) signedIn(back);
+  } catch (exc) {
+    signinError = exc.message.startsWith("signin.") ? exc.message : "signin.failed";
+  }
 
   const urlToken = params.get("token");
   if (urlToken) {
@@ -430,7 +464,7 @@ async function main() {
     params.delete("token");
     const rest = params.toString();
     history.replaceState(null, "", `${location.pathname}${rest ? `?${rest}` : ""}${location.hash}`);
-  } else if (savedToken()) signedIn(setToken(savedToken()));
+  } else if (!state.signedIn && savedToken()) signedIn(setToken(savedToken()));
   const name = savedName();
   if (name) $("signin-name").value = name;
   render();

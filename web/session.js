@@ -1,12 +1,13 @@
-// Where the game server is and who the player is: the configuration, the token
-// (kept in sessionStorage) and the local sign-in. Kept apart from the game so that
-// another identity provider replaces only this module.
+// Where the game server is and who the player is: the configuration and the token
+// (kept in sessionStorage). Whoever issues the token (the local issuer, Cognito or the
+// platform's OpenID Connect issuer) is web/signin.js's business, from config.json.
+
+import { SignIn, authConfig, tokenClaims } from "./signin.js";
 
 const TOKEN_KEY = "canasta.token";
 const NAME_KEY = "canasta.name";
-const NAME_SECRET_PREFIX = "canasta.name-secret.";
 
-export const session = { token: null, fromUrl: false, signinUrl: null };
+export const session = { token: null, fromUrl: false, auth: new SignIn(null) };
 
 function stored(storage, key) {
   try {
@@ -42,19 +43,6 @@ export async function loadConfig() {
   return { config: {}, base: location.href };
 }
 
-/** The claims of a token (id, name, expiry), read without checking: the server checks. */
-export function tokenClaims(token) {
-  try {
-    const payload = token.split(".")[1];
-    const text = atob(payload.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (payload.length % 4)) % 4));
-    const json = new TextDecoder().decode(Uint8Array.from(text, (c) => c.charCodeAt(0)));
-    const claims = JSON.parse(json);
-    return { id: claims.sub ?? null, name: claims.name ?? null, exp: claims.exp ?? null };
-  } catch {
-    return { id: null, name: null, exp: null };
-  }
-}
-
 export function tokenExpired(token) {
   const { exp } = tokenClaims(token || "");
   return typeof exp === "number" && exp * 1000 < Date.now();
@@ -82,33 +70,49 @@ export function dropToken() {
   keep(sessionStorage, TOKEN_KEY, null);
 }
 
-/* Local sign-in: the first sign-in under a name gets a secret that this browser keeps,
-   and a later sign-in under the name must show it (the server refuses others). */
-function secretKey(name) {
-  return NAME_SECRET_PREFIX + name.trim().toLowerCase();
+/** Who issues tokens, from config.json (`auth`, or the local stack's `signin_url`). */
+export function configureSignin(config, base, signinUrl) {
+  session.auth = new SignIn(authConfig(config, base, signinUrl));
 }
 
-/** Signs in under `name`; returns the player, or throws an Error whose message is a translation key. */
-export async function signin(name) {
-  if (!session.signinUrl) throw new Error("signin.noServer");
-  let response;
-  try {
-    response = await fetch(session.signinUrl, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ name, secret: stored(localStorage, secretKey(name)) || undefined }),
-    });
-  } catch {
-    throw new Error("signin.unreachable");
-  }
-  if (response.status === 400) throw new Error("signin.badName");
-  if (response.status === 409) throw new Error("signin.nameTaken");
-  if (!response.ok) throw new Error("signin.failed");
-  const body = await response.json();
+/** Takes a sign-in's answer {token, player_id, name}; returns the player it names. */
+function adopt(body, name) {
   keep(sessionStorage, NAME_KEY, body.name || name);
-  if (body.secret) keep(localStorage, secretKey(body.name || name), body.secret);
   const player = setToken(body.token);
   if (body.player_id) player.id = body.player_id;
   if (body.name) player.name = body.name;
   return player;
+}
+
+/** Signs in under `name` (locally); with an identity provider the page leaves for its
+ * sign-in page and this resolves null. Throws an Error whose message is a translation key. */
+export async function signin(name) {
+  const body = await session.auth.signIn(name);
+  return body ? adopt(body, name) : null;
+}
+
+/** Back from the identity provider's page: the player signed in, else null. */
+export async function completeSignin() {
+  const body = await session.auth.completeRedirect();
+  return body ? adopt(body, body.name) : null;
+}
+
+/** A fresh token without leaving the page (the refresh token, or locally the saved name), or null. */
+export async function renewSignin() {
+  const body = await session.auth.refresh(savedName());
+  return body ? adopt(body, body.name) : null;
+}
+
+/** Renews the token before it expires, again and again; `onPlayer` hears each renewal. */
+export function keepSigninFresh(onPlayer) {
+  if (session.fromUrl || !session.token) return;
+  session.auth.keepFresh(session.token, (body) => {
+    onPlayer(adopt(body, body.name));
+    keepSigninFresh(onPlayer);
+  }, savedName());
+}
+
+export function signoutSession() {
+  session.auth.signOut();
+  dropToken();
 }

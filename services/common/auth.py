@@ -1,19 +1,68 @@
-"""Player tokens: HMAC-signed, carrying the player's id and name, checked on connect.
+"""Player tokens: RS256 JWTs from an OpenID Connect issuer, checked on connect.
+
+The issuer is Amazon Cognito (the stack's user pool) by default, or the
+platform's existing OIDC issuer, or locally the local stack's own issuer
+(``local/issuer.py``): the same code verifies all three, configured by
+issuer URL, audience and JWKS URL alone.
 
 A browser cannot set headers on a WebSocket, so the token travels in the
-query string of the connect request; it is short-lived for that reason. The
-identity of every later message comes from the connection, never the body.
+query string of the connect request; the identity of every later message
+comes from the connection, never the body.
+
+What a token must be, every rule a refusal (``InvalidToken``) and never
+another exception:
+
+- at most ``MAX_TOKEN_CHARS`` long, checked before anything is parsed;
+- signed with RS256 (``none``, HS256 and every other algorithm are refused,
+  so a public key can never be used as an HMAC secret) by a key of the
+  issuer's JWKS, named by the header's ``kid``, the signature written in
+  canonical base64url (PyJWT refuses spare bits set: one token, one spelling);
+- ``iss`` the configured issuer; ``exp`` a finite number in the future (a
+  small leeway for clock skew) and no more than ``MAX_LIFETIME`` away;
+- for Cognito (``iss`` on ``cognito-idp``): ``token_use`` ``id`` with
+  ``aud`` the app client, or ``access`` with ``client_id`` the app client;
+  for any other issuer ``aud`` holds the configured audience;
+- ``sub`` a player id: 1-64 characters of letters, digits and ``._@|+=-``.
+  No colon, so no token names a ledger account such as ``house:bots``.
+
+The player id is ``sub``; the display name the first present of
+``preferred_username``, ``name``, ``cognito:username``, ``username``
+(Cognito's ID tokens carry ``cognito:username``, access tokens ``username``),
+cut to 32 characters, else ``Player``.
+
+PyJWT (with cryptography) is imported where a token is verified, not with this
+module: the connect and disconnect functions import the identity types but never
+verify, and would otherwise pay its ~0.2 s import on every cold start.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
+import math
+import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-TOKEN_VERSION = "v1"
+if TYPE_CHECKING:
+    import jwt
+
+MAX_TOKEN_CHARS = 8192
+"""Cognito's ID tokens are 1-2 KB (more with many groups); anything longer is not parsed."""
+LEEWAY_SECONDS = 30
+MAX_LIFETIME_SECONDS = 24 * 3600 + 300
+"""Cognito's longest ID or access token lives a day; a later ``exp`` is not a real token."""
+REFRESH_SECONDS = 60
+"""The least time between two JWKS fetches for an unknown ``kid``: a key the issuer
+rotated in is found within a minute, and no stream of made-up key ids makes us
+fetch more than once a minute."""
+MAX_KEY_AGE_SECONDS = 3600
+"""Known keys are fetched again after an hour, so a key the issuer withdrew stops working."""
+FETCH_TIMEOUT_SECONDS = 3.0
+NAME_CLAIMS = ("preferred_username", "name", "cognito:username", "username")
+MAX_NAME = 32
+PLAYER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@|+=-]{0,63}$")
+COGNITO_ISSUER = re.compile(r"^https://cognito-idp\.[a-z0-9-]+\.amazonaws\.com/[\w-]+$")
 
 
 class InvalidToken(Exception):
@@ -21,7 +70,7 @@ class InvalidToken(Exception):
 
 
 class ExpiredToken(InvalidToken):
-    """Well formed and signed by us, but past ``exp``: the client should get a new one."""
+    """Well formed and signed by the issuer, but past ``exp``: the client should get a new one."""
 
 
 @dataclass(frozen=True)
@@ -30,41 +79,153 @@ class Identity:
     name: str
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+@dataclass(frozen=True)
+class Issuer:
+    """Whose tokens open a connection: the issuer's URL, the audience we are, its keys."""
+
+    url: str
+    audience: str
+    jwks_url: str
+
+    @property
+    def cognito(self) -> bool:
+        """Cognito's tokens name their use, and its access tokens carry no ``aud``."""
+        return bool(COGNITO_ISSUER.match(self.url))
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+class KeySet:
+    """The issuer's signing keys by ``kid``, fetched on first use and kept per container.
+
+    An unknown ``kid`` fetches the set again at most once every
+    ``REFRESH_SECONDS`` (rotation works; an attacker's made-up key ids cost
+    one fetch a minute, not one per connect), and the whole set is fetched
+    again once it is ``MAX_KEY_AGE_SECONDS`` old.
+    """
+
+    def __init__(self, jwks_url: str, now: Callable[[], float]) -> None:
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
+        self._client = jwt.PyJWKClient(jwks_url, cache_jwk_set=False, timeout=FETCH_TIMEOUT_SECONDS)
+        self._now = now
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._fetched_at = -math.inf
+        self._attempted_at = -math.inf
+        self._lock = threading.Lock()
+
+    def key(self, kid: str) -> jwt.PyJWK | None:
+        with self._lock:
+            now = self._now()
+            stale = now - self._fetched_at >= MAX_KEY_AGE_SECONDS
+            unknown = kid not in self._keys
+            if (stale or unknown) and now - self._attempted_at >= REFRESH_SECONDS:
+                self._attempted_at = now
+                self._fetch(now)
+            return self._keys.get(kid)
+
+    def _fetch(self, now: float) -> None:
+        """Replace the keys with the issuer's current set; keep the old ones if it fails."""
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
+        try:
+            fetched = self._client.get_jwk_set()
+        except jwt.PyJWTError:
+            return
+        self._keys = {
+            k.key_id: k
+            for k in fetched.keys
+            if k.key_id and k.key_type == "RSA" and k.public_key_use in (None, "sig")
+        }
+        self._fetched_at = now
 
 
-def _sign(secret: bytes, payload: str) -> str:
-    return _b64(hmac.new(secret, f"{TOKEN_VERSION}.{payload}".encode(), hashlib.sha256).digest())
+class TokenVerifier:
+    """Checks a player token against one issuer; see the module's docstring for the rules."""
 
+    def __init__(self, issuer: Issuer, now: Callable[[], float]) -> None:
+        self.issuer = issuer
+        self._now = now
+        self._keys = KeySet(issuer.jwks_url, now)
 
-def issue_token(secret: bytes, identity: Identity, now: float, ttl_seconds: int) -> str:
-    claims = {"sub": identity.player_id, "name": identity.name, "exp": int(now) + ttl_seconds}
-    payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
-    return f"{TOKEN_VERSION}.{payload}.{_sign(secret, payload)}"
+    def verify(self, token: object) -> Identity:
+        """The identity a token names, or ``InvalidToken`` (``ExpiredToken`` if only late)."""
+        if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
+            raise InvalidToken("missing or oversized")
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
 
+        try:
+            claims = self._claims(token)
+        except (jwt.PyJWTError, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            raise InvalidToken(type(exc).__name__) from None
+        return self._identity(claims)
 
-def verify_token(secret: bytes, token: str, now: float) -> Identity:
-    """The identity in a token, or ``InvalidToken`` (forged, malformed or expired)."""
-    if not isinstance(token, str) or len(token) > 2048:
-        raise InvalidToken("malformed")
-    parts = token.split(".")
-    if len(parts) != 3 or parts[0] != TOKEN_VERSION:
-        raise InvalidToken("malformed")
-    _, payload, signature = parts
-    if not hmac.compare_digest(_sign(secret, payload).encode(), signature.encode()):
-        raise InvalidToken("bad signature")
-    try:
-        claims = json.loads(_unb64(payload))
-        player_id, name, expires = str(claims["sub"]), str(claims["name"]), int(claims["exp"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InvalidToken("malformed") from exc
-    if expires < now:
-        raise ExpiredToken("expired")
-    if not (0 < len(player_id) <= 64 and 0 < len(name) <= 32):
-        raise InvalidToken("malformed")
-    return Identity(player_id=player_id, name=name)
+    def _claims(self, token: str) -> dict[str, Any]:
+        import jwt  # noqa: PLC0415 - paid by the authorizer only
+
+        header = jwt.get_unverified_header(token)
+        kid = header.get("kid")
+        if header.get("alg") != "RS256" or not isinstance(kid, str):
+            raise InvalidToken("not an RS256 token with a key id")
+        key = self._keys.key(kid)
+        if key is None:
+            raise InvalidToken("unknown kid")
+        issuer = self.issuer
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            key.key,
+            algorithms=["RS256"],
+            issuer=issuer.url,
+            audience=None if issuer.cognito else issuer.audience,
+            options={
+                "require": ["exp", "iss", "sub"],
+                "verify_aud": not issuer.cognito,
+                # Times are checked below against the service's clock, with finite numbers only.
+                "verify_exp": False,
+                "verify_iat": False,
+                "verify_nbf": False,
+            },
+        )
+        self._check_times(claims)
+        if issuer.cognito:
+            self._check_cognito(claims)
+        return claims
+
+    def _check_times(self, claims: dict[str, Any]) -> None:
+        now = self._now()
+        times = {name: claims[name] for name in ("exp", "iat", "nbf") if name in claims}
+        for value in times.values():
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                raise InvalidToken("a time claim is not a number")
+        if times["exp"] > now + MAX_LIFETIME_SECONDS:
+            raise InvalidToken("exp too far ahead")
+        if max(times.get("iat", now), times.get("nbf", now)) > now + LEEWAY_SECONDS:
+            raise InvalidToken("not valid yet")
+        if times["exp"] <= now - LEEWAY_SECONDS:
+            raise ExpiredToken("expired")
+
+    def _check_cognito(self, claims: dict[str, Any]) -> None:
+        use = claims.get("token_use")
+        if use == "id":
+            audience = claims.get("aud")
+            audiences = audience if isinstance(audience, list) else [audience]
+            if self.issuer.audience not in audiences:
+                raise InvalidToken("wrong audience")
+        elif use == "access":
+            if claims.get("client_id") != self.issuer.audience:
+                raise InvalidToken("wrong client_id")
+        else:
+            raise InvalidToken("token_use is neither id nor access")
+
+    def _identity(self, claims: dict[str, Any]) -> Identity:
+        player_id = claims.get("sub")
+        if not isinstance(player_id, str) or not PLAYER_ID.match(player_id):
+            raise InvalidToken("sub is not a player id")
+        for claim in NAME_CLAIMS:
+            value = claims.get(claim)
+            name = value.strip()[:MAX_NAME].strip() if isinstance(value, str) else ""
+            if name:
+                return Identity(player_id, name)
+        return Identity(player_id, "Player")

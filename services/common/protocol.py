@@ -444,14 +444,15 @@ ServerMessage = Annotated[
 
 
 class TokenClaims(BaseModel):
-    """What a player token says (its middle part, base64url JSON, readable by the client)."""
+    """What a player token says that the game reads (the JWT's claims, readable by the client)."""
 
     model_config = ConfigDict(frozen=True)
 
     sub: PlayerId
     """The player's account id."""
     name: str = Field(min_length=1, max_length=32)
-    """The name shown at the table."""
+    """The name shown at the table (from Cognito: ``preferred_username`` or
+    ``cognito:username``; the authorizer cuts it to 32 characters)."""
     exp: int
     """Epoch seconds after which the token is refused: sign in again before."""
 

@@ -37,7 +37,6 @@ class Clients:
         self.events = self._lazy("events")
         self.scheduler = self._lazy("scheduler")
         self.sqs = self._lazy("sqs")
-        self.secrets = self._lazy("secretsmanager")
         self.stepfunctions = self._lazy("stepfunctions")
         self.connections = self._lazy("apigatewaymanagementapi", settings.websocket_endpoint)
 
@@ -125,13 +124,3 @@ class TimerMessage(BaseModel):
 
     table_id: str
     turn_started: int
-
-
-def token_secret(settings: Settings, clients: Clients) -> bytes:
-    """The token signing key: from Secrets Manager in AWS, from the settings locally."""
-    if settings.token_secret is not None:
-        return settings.token_secret.get_secret_value().encode()
-    if settings.token_secret_arn is None:
-        raise RuntimeError("set CANASTA_TOKEN_SECRET or CANASTA_TOKEN_SECRET_ARN")
-    value = clients.secrets.get_secret_value(SecretId=settings.token_secret_arn)["SecretString"]
-    return str(value).encode()

@@ -40,6 +40,7 @@ from typing import Any, Final, get_args, get_origin
 from pydantic import BaseModel, TypeAdapter
 
 from services.common import constants, protocol
+from services.common.auth import MAX_TOKEN_CHARS
 from services.common.events import EVENT_TYPES, SeatPlayer
 from services.common.protocol import (
     ARENA_STAKES,
@@ -81,7 +82,7 @@ REF_TEMPLATE: Final = "#/components/schemas/{model}"
 MAX_MESSAGE_BYTES: Final[int] = Settings.model_fields["max_message_bytes"].default
 TURN_SECONDS: Final[int] = Settings.model_fields["turn_seconds"].default
 DEFAULT_REGION: Final[str] = Settings.model_fields["region"].default
-TOKEN_HOURS: Final[int] = Settings.model_fields["token_ttl_seconds"].default // 3600
+TOKEN_LIFETIME: Final[str] = f"{Settings.model_fields['token_ttl_seconds'].default // 60} minutes"
 
 # --- events -----------------------------------------------------------------------
 
@@ -900,17 +901,22 @@ VERSIONING: Final = (
 )
 TOKEN_TEXT: Final = (
     "The player token, in the `token` query parameter of the connect request (browsers "
-    "cannot set headers on a WebSocket). Its form is `v1.<claims>.<signature>`: `<claims>` "
-    "is base64url JSON (`TokenClaims`: `sub` the player id, `name`, `exp` in epoch seconds), "
-    "readable by the client; `<signature>` is an HMAC-SHA256 by the server's key. A token "
-    f"lasts {TOKEN_HOURS} hours. There is no refresh token: before `exp`, get a new token "
-    "the way the first was got, and use it for the next connection (the token is checked "
-    "only on `$connect`; an open connection outlives it). Locally, `POST /api/signin` with "
-    '`SignInRequest` (`{"name": "Ann"}`) answers `SignInResponse` (`token`, '
-    "`player_id`, `name`); the same name is the same account. On AWS a token is issued "
-    "with `python -m infra.player_token`. A refused token fails the handshake with an HTTP "
-    "status and no WebSocket: 401 when it is well formed and signed but expired (get a new "
-    "one), 403 when it is missing, malformed or forged (do not retry with it)."
+    "cannot set headers on a WebSocket): a JWT signed with RS256 by the stage's identity "
+    "provider, whose keys (JWKS) the `$connect` authorizer fetches. On AWS that is the "
+    "stack's Amazon Cognito user pool (send the ID token; an access token of the same app "
+    "client is accepted too) or the platform's OpenID Connect issuer; locally the local "
+    "stack's own issuer. Its claims (`TokenClaims`) are readable by the client: `sub` is "
+    "the player id, the name shown is `preferred_username`, else `name`, else "
+    "`cognito:username`, and `exp` ends it (Cognito's tokens last an hour, the local "
+    f"issuer's {TOKEN_LIFETIME}). Before `exp`, get a fresh token (Cognito: the refresh "
+    "token; locally: sign in again) and use it for the next connection (the token is "
+    "checked only on `$connect`; an open connection outlives it). Locally, "
+    '`POST /api/signin` with `SignInRequest` (`{"name": "Ann"}`) answers '
+    "`SignInResponse` (`token`, `player_id`, `name`); the same name is the same account. "
+    "docs/sign-in.md has every rule a token must pass. A refused token fails the handshake "
+    "with an HTTP status and no WebSocket: 401 when it is genuine but expired (get a new "
+    "one), 403 when it is missing, malformed, forged, for another audience or issuer (do "
+    "not retry with it)."
 )
 
 
@@ -1054,8 +1060,11 @@ def asyncapi() -> dict[str, Any]:
                             "properties": {
                                 "token": {
                                     "type": "string",
-                                    "maxLength": 2048,
-                                    "description": "The player's signed token (`v1.…`).",
+                                    "maxLength": MAX_TOKEN_CHARS,
+                                    "description": (
+                                        "The player's token: a JWT of the stage's identity "
+                                        "provider (`eyJ…`)."
+                                    ),
                                 }
                             },
                             "required": ["token"],
@@ -1248,7 +1257,7 @@ def protocol_md() -> str:
         "Open one WebSocket to the API's stage URL with the player's token in the query string:",
         "",
         "```",
-        "wss://{apiId}.execute-api.{region}.amazonaws.com/{stage}?token=v1.eyJzdWIiOi….kQ3…",
+        "wss://{apiId}.execute-api.{region}.amazonaws.com/{stage}?token=eyJraWQiOi….eyJzdWIiOi….kQ3…",
         "```",
         "",
         "A REQUEST authorizer checks the token on `$connect`. The identity it returns is "

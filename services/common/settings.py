@@ -30,10 +30,16 @@ class Settings(BaseSettings):
     websocket_endpoint: str | None = None
     """The API Gateway management endpoint (``https://id.execute-api.region.amazonaws.com/stage``)."""
 
-    token_secret: SecretStr | None = None
-    """The key that signs player tokens; in AWS read from ``token_secret_arn`` instead."""
-    token_secret_arn: str | None = None
-    token_ttl_seconds: int = 12 * 3600
+    oidc_issuer: str | None = None
+    """Whose JWTs open a connection: the stack's Cognito user pool
+    (``https://cognito-idp.<region>.amazonaws.com/<pool id>``), the platform's OIDC issuer,
+    or locally the local issuer. Only the ``$connect`` authorizer needs it."""
+    oidc_audience: str | None = None
+    """The audience the tokens must name: the Cognito app client id, or the platform's."""
+    oidc_jwks_url: str | None = None
+    """Where the issuer publishes its keys; default ``<issuer>/.well-known/jwks.json``."""
+    token_ttl_seconds: int = 3600
+    """How long the local issuer's tokens last (Cognito's ID tokens: an hour by default)."""
 
     seed_secret: SecretStr | None = None
     """Only for rehearsal environments: derive round seeds from it, so runs replay exactly."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from services.common import constants
 from services.common.adapters import Clock, Publisher
-from services.common.auth import Identity, verify_token
+from services.common.auth import Identity, TokenVerifier
 from services.common.events import PlayerConnected, PlayerDisconnected
 from services.common.presence import PresenceStore
 from services.common.protocol import OpenedElsewhereMessage
@@ -30,7 +30,7 @@ class ConnectService:
         views: ViewPusher,
         clock: Clock,
         telemetry: Telemetry,
-        token_secret: bytes,
+        verifier: TokenVerifier | None,
         connection_ttl: int,
     ) -> None:
         self._store = store
@@ -39,12 +39,18 @@ class ConnectService:
         self._views = views
         self._clock = clock
         self._telemetry = telemetry
-        self._secret = token_secret
+        self._verifier = verifier
         self._ttl = connection_ttl
 
     def authorize(self, token: str) -> Identity:
-        """The player a token names; raises ``InvalidToken`` if it is not valid now."""
-        return verify_token(self._secret, token, self._clock.now())
+        """The player a token names; raises ``InvalidToken`` if it is not valid now.
+
+        Only the authorizer is configured with the issuer; anywhere else a token
+        check is a wiring mistake, raised as such rather than refusing every player.
+        """
+        if self._verifier is None:
+            raise RuntimeError("no token issuer: set CANASTA_OIDC_ISSUER and CANASTA_OIDC_AUDIENCE")
+        return self._verifier.verify(token)
 
     def connect(self, connection_id: str, identity: Identity) -> None:
         """Record the connection; a seated player's seat now points to it (a reconnect).

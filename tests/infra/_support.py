@@ -10,6 +10,9 @@ from typing import Any
 
 HAVE_CDK = importlib.util.find_spec("aws_cdk") is not None and shutil.which("node") is not None
 SKIP_REASON = "the infra extra (pip install -e '.[infra]') or node is missing"
+OIDC_ISSUER = "https://accounts.rummy.example/realms/players"
+OIDC_AUDIENCE = "canasta"
+"""The existing issuer the ``oidc`` stage is configured with."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""One synthesis of the CDK app per test session: a dev and a prod stack, cdk-nag on.
+"""One synthesis of the CDK app per test session: dev, prod and oidc stacks, cdk-nag on.
 
 ``import aws_cdk`` (2-4 s) and the first synth (several seconds) are paid once;
 every test reads the templates of that one cloud assembly. The layer is the
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
+from tests.infra._support import HAVE_CDK, OIDC_AUDIENCE, OIDC_ISSUER, SKIP_REASON, Synthesis
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +43,13 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
             queue_seconds=90,
             poll_seconds=5,
             arena_stakes=(100, 250),
+        ),
+        # Players sign in with the platform's existing issuer: no user pool.
+        "oidc": Config(
+            stage="oidc",
+            bundle=False,
+            oidc_issuer=OIDC_ISSUER,
+            oidc_audience=OIDC_AUDIENCE,
         ),
     }
     stacks = {stage: add_stack(app, c, build_dir / stage) for stage, c in configs.items()}

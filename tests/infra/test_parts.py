@@ -12,7 +12,6 @@ from infra.assets import LAYER_PACKAGES, PLATFORM, build_code, build_layer, pip_
 from infra.config import CONTEXT_KEYS, Config, ConfigError
 from infra.functions import FUNCTIONS, TIMERS
 from services.common import constants
-from services.common.auth import verify_token
 
 pytestmark = pytest.mark.infra
 
@@ -98,11 +97,46 @@ def test_deletion_protection_follows_the_stage_unless_set() -> None:
         ("arenaStakes", "[100,"),
         ("arenaStakes", "0"),
         ("arenaStakes", {"stake": 100}),
+        ("oidcIssuer", "https://id.example"),
+        ("oidcAudience", "canasta"),
+        ("oidcJwksUrl", "https://id.example/keys"),
+        ("webUrls", "http://play.example/"),
+        ("webUrls", "[]"),
+        ("webUrls", "https://play.example/?x=1"),
+        ("authDomainPrefix", "My_Game"),
+        ("authDomainPrefix", "canasta-aws"),
     ],
 )
 def test_bad_context_is_refused(key: str, value: Any) -> None:
     with pytest.raises(ConfigError):
         Config.from_context({key: value}.get)
+
+
+def test_an_existing_issuer_replaces_the_user_pool() -> None:
+    given = {
+        "oidcIssuer": "https://id.rummy.example/realms/players",
+        "oidcAudience": "canasta",
+        "webUrls": "https://play.rummy.example/canasta/, http://localhost:8080/",
+    }
+    config = Config.from_context(given.get)
+    assert not config.own_user_pool
+    assert config.oidc_issuer == "https://id.rummy.example/realms/players"
+    assert config.web_urls == ("https://play.rummy.example/canasta/", "http://localhost:8080/")
+    assert Config().own_user_pool
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"oidcIssuer": "http://id.example", "oidcAudience": "canasta"},
+        {"oidcIssuer": "https://id.example", "oidcAudience": ""},
+        {"oidcIssuer": "https://id.example", "oidcAudience": "c", "oidcJwksUrl": "file:///k"},
+        {"oidcIssuer": "https://id.example", "oidcAudience": "c", "authDomainPrefix": "x"},
+    ],
+)
+def test_an_issuer_needs_https_and_an_audience(given: dict[str, str]) -> None:
+    with pytest.raises(ConfigError):
+        Config.from_context(given.get)
 
 
 def test_every_config_field_has_a_context_key_documented() -> None:
@@ -201,54 +235,6 @@ def test_the_code_copy_has_the_sources_and_no_caches(tmp_path: Path) -> None:
     assert (code / "shared_engine").is_dir()
     assert not list(code.rglob("__pycache__"))
     assert not list(code.rglob("*.pyc"))
-
-
-# --- player tokens -------------------------------------------------------------------
-
-
-class _Fakes:
-    """CloudFormation and Secrets Manager answering as for a deployed stack."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    def __call__(self, service: str) -> Any:
-        return self
-
-    def describe_stacks(self, StackName: str) -> dict[str, Any]:
-        self.asked.append(StackName)
-        return {
-            "Stacks": [
-                {
-                    "Outputs": [
-                        {"OutputKey": "WebSocketUrl", "OutputValue": "wss://x.example/dev"},
-                        {"OutputKey": "TokenSecretArn", "OutputValue": "arn:secret"},
-                    ]
-                }
-            ]
-        }
-
-    def get_secret_value(self, SecretId: str) -> dict[str, Any]:
-        assert SecretId == "arn:secret"
-        return {"SecretString": "k" * 64}
-
-
-def test_player_token_signs_a_token_the_connect_service_accepts(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    import time
-
-    from infra.player_token import main
-
-    fakes = _Fakes()
-    assert main(["--name", "Ann", "--hours", "1"], clients=fakes) == 0
-    assert fakes.asked == ["canasta-dev"]
-    lines = dict(line.split(":", 1) for line in capsys.readouterr().out.splitlines())
-    token = lines["token"].strip()
-    identity = verify_token(b"k" * 64, token, time.time())
-    assert identity.name == "Ann" and identity.player_id.startswith("p-")
-    assert lines["connect"].strip().startswith("wss://x.example/dev?token=")
-    assert lines["web"].strip().startswith("?ws=wss%3A%2F%2Fx.example%2Fdev&token=")
 
 
 def test_cdk_json_runs_the_app_and_its_context_is_the_defaults() -> None:

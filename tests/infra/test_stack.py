@@ -148,7 +148,7 @@ def template(synthesis: Synthesis, stage: str) -> dict[str, Any]:
 
 def test_the_app_synthesizes_with_every_nag_finding_acknowledged(synthesis: Synthesis) -> None:
     # The session fixture's app.synth() raises on any unacknowledged AwsSolutions finding.
-    assert set(synthesis.templates) == set(STAGES)
+    assert set(synthesis.templates) == {*STAGES, "oidc"}
     print(f"synth of {len(STAGES)} stacks with cdk-nag: {synthesis.seconds:.1f} s")
 
 
@@ -283,7 +283,9 @@ def test_functions_runtime_architecture_handler_and_environment(
     assert env["POWERTOOLS_TRACE_DISABLED"] == ("false" if tracing else "true")
     assert function.get("TracingConfig") == ({"Mode": "Active"} if tracing else None)
     assert ("CANASTA_WEBSOCKET_ENDPOINT" in env) is spec.pushes
-    assert ("CANASTA_TOKEN_SECRET_ARN" in env) is spec.reads_token_secret
+    oidc = {"CANASTA_OIDC_ISSUER", "CANASTA_OIDC_AUDIENCE", "CANASTA_OIDC_JWKS_URL"}
+    assert (oidc <= env.keys()) is spec.verifies_tokens
+    assert not (oidc & env.keys()) or spec.verifies_tokens
     timers = {
         "CANASTA_TIMER_QUEUE_ARN",
         "CANASTA_SCHEDULER_ROLE_ARN",
@@ -636,18 +638,16 @@ def test_each_function_may_touch_only_its_tables_with_its_actions(
             assert set(actions(statement)) <= allowed, (key, statement)
 
 
-def test_only_the_connect_functions_read_the_token_secret_and_only_publishers_put_events(
+def test_no_function_reads_a_secret_and_only_publishers_put_events(
     template: dict[str, Any], stage: str
 ) -> None:
-    (secret,) = of_type(template, "AWS::SecretsManager::Secret")
+    """Tokens are checked with the issuer's public keys: the stack holds no signing secret."""
+    assert of_type(template, "AWS::SecretsManager::Secret") == {}
     (bus,) = of_type(template, "AWS::Events::EventBus")
     for key, spec in FUNCTIONS.items():
         granted = function_statements(template, stage, key)
-        reads = [s for s in granted if secret in logical_ids(s["Resource"])]
+        assert not [a for s in granted for a in actions(s) if a.startswith("secretsmanager:")]
         puts = [s for s in granted if bus in logical_ids(s["Resource"])]
-        assert [actions(s) for s in reads] == (
-            [["secretsmanager:GetSecretValue"]] if spec.reads_token_secret else []
-        )
         assert [actions(s) for s in puts] == ([["events:PutEvents"]] if spec.publishes else [])
 
 
@@ -712,7 +712,12 @@ def test_outputs(template: dict[str, Any], stage: str) -> None:
         "LedgerTableName",
         "MatchmakingTableName",
         "EventBusName",
-        "TokenSecretArn",
+        "TokenIssuer",
+        "TokenAudience",
+        "WebClientConfig",
+        "UserPoolId",
+        "UserPoolClientId",
+        "SignInDomain",
         "MatchmakingStateMachineArn",
         "LedgerApiArn",
         "LedgerApiInvokePolicyArn",

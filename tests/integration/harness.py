@@ -11,13 +11,14 @@ import json
 import threading
 import uuid
 from collections import defaultdict
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 from local.aws import LocalAws
 from local.dispatcher import LambdaContext, load, websocket_event
 from local.gateway import ROUTES
-from services.common.auth import Identity, issue_token
+from local.issuer import LocalIssuer
+from services.common.auth import Identity
 from services.common.events import SeatPlayer, TableFormed
 from services.common.presence import PresenceStore
 from services.common.records import TableRecord
@@ -25,10 +26,15 @@ from services.common.store import GameStore
 from services.connect import handler as connect_handler
 from shared_engine import MatchMode
 
-SECRET = "integration-secret"
 API_ARN = "arn:aws:execute-api:eu-west-1:123456789012:abc123/local/$connect"
 CAPTURE_QUEUE = "canasta-test-capture"
 _DEFAULT_TOKEN: Any = object()
+
+
+@cache
+def served_issuer() -> LocalIssuer:
+    """The tests' token issuer: one key pair, its JWKS served on 127.0.0.1 for the session."""
+    return LocalIssuer().serve()
 
 
 class Inbox:
@@ -58,11 +64,7 @@ class Harness:
     def token(
         self, player_id: str, name: str | None = None, ttl: int = 3600, now: float | None = None
     ) -> str:
-        import time
-
-        return issue_token(
-            SECRET.encode(), Identity(player_id, name or player_id), now or time.time(), ttl
-        )
+        return self.aws.issuer.issue(Identity(player_id, name or player_id), now=now, ttl=ttl)
 
     def authorize(self, token: str | None) -> dict[str, Any]:
         event = {

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from local.aws import LocalAws, reset
-from tests.integration.harness import SECRET, Harness, Inbox
+from local.issuer import LocalIssuer
+from tests.integration.harness import Harness, Inbox, served_issuer
 
 
 @contextmanager
@@ -22,11 +23,13 @@ def fresh_harness(
     turn_seconds: int = 60,
     env: Mapping[str, str] | None = None,
     timing: Mapping[str, Any] | None = None,
+    issuer: LocalIssuer | None = None,
 ) -> Iterator[Harness]:
     """A fresh account on the shared moto server, its handlers wired to it.
 
     ``env``: CANASTA_* settings; ``timing``: the dispatcher's ``clock`` and
-    ``within_minute`` (local/dispatcher.py). At the end, every delivery the
+    ``within_minute`` (local/dispatcher.py); ``issuer``: whose tokens the
+    authorizer accepts (default: the tests' local issuer). At the end, every delivery the
     platform made must have succeeded (a handler that reported a failed record
     would be retried forever) and no call a handler made may have been denied
     by its function's role (local/iam.py).
@@ -35,7 +38,13 @@ def fresh_harness(
     saved = dict(os.environ)
     os.environ.update(env or {})
     inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET, turn_seconds=turn_seconds, timing=timing)
+    aws = LocalAws(
+        moto_url,
+        inbox.deliver,
+        issuer or served_issuer(),
+        turn_seconds=turn_seconds,
+        timing=timing,
+    )
     try:
         yield Harness(aws, inbox)
         assert aws.dispatcher.errors == [], aws.dispatcher.errors

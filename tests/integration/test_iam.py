@@ -20,7 +20,7 @@ from local.aws import LocalAws, reset
 from local.dispatcher import LambdaContext
 from local.iam import ACCOUNT, Call, LocalArns, Unmodelled, calls, role
 from services.common import constants
-from tests.integration.harness import SECRET, Harness, Inbox
+from tests.integration.harness import Harness, Inbox, served_issuer
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +63,7 @@ def without_deal_player_reads(moto_url: str) -> Iterator[Harness]:
     aws = LocalAws(
         moto_url,
         inbox.deliver,
-        SECRET,
+        served_issuer(),
         functions={**FUNCTIONS, "deal": replace(deal, tables=tables)},
     )
     try:

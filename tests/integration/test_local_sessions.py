@@ -17,7 +17,7 @@ from aiohttp import web
 
 from local.bots import BotFiller
 from local.gateway import MESSAGE_LIMIT, Gateway
-from tests.integration.harness import SECRET, Harness
+from tests.integration.harness import Harness, served_issuer
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ async def _serve(gateway: Gateway) -> tuple[web.AppRunner, str]:
 
 
 async def _frames_refused(harness: Harness) -> list[dict[str, Any]]:
-    gateway = Gateway(SECRET)
+    gateway = Gateway(served_issuer())
     runner, url = await _serve(gateway)
     answers: list[dict[str, Any]] = []
     try:
@@ -75,7 +75,7 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
         queue = _Queue(people=1)
         filler = BotFiller(
             "ws://127.0.0.1:9/ws",
-            SECRET,
+            served_issuer(),
             waiting=queue.count,
             welcome=lambda identity: None,
             grace=0.05,
@@ -107,7 +107,7 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
 
 
 async def _signins(harness: Harness) -> list[tuple[int, dict[str, Any]]]:
-    gateway = Gateway(SECRET)
+    gateway = Gateway(served_issuer())
     runner, url = await _serve(gateway)
     signin = url.replace("ws://", "http://").replace("/ws", "/api/signin")
     answers: list[tuple[int, dict[str, Any]]] = []
@@ -141,3 +141,43 @@ def test_a_taken_name_needs_the_secret_its_first_sign_in_got(harness: Harness) -
     assert proven[0] == 200
     assert proven[1]["player_id"] == first[1]["player_id"]
     assert other[0] == 200 and other[1]["secret"] != first[1]["secret"]
+
+
+async def _issuer_documents() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
+    issuer = served_issuer()
+    gateway = Gateway(issuer)
+    runner, url = await _serve(gateway)
+    http = url.removesuffix("/ws")
+    try:
+        async with aiohttp.ClientSession() as session:
+            documents = []
+            for path in (
+                "/.well-known/jwks.json",
+                "/.well-known/openid-configuration",
+                "/config.json",
+            ):
+                async with session.get(http + path) as answer:
+                    assert answer.status == 200
+                    documents.append(await answer.json())
+            async with session.post(http + "/api/signin", json={"name": "Cleo"}) as answer:
+                token = (await answer.json())["token"]
+    finally:
+        await runner.cleanup()
+        gateway.close()
+    jwks, discovery, config = documents
+    return jwks, discovery, config, token
+
+
+def test_the_gateway_publishes_the_local_issuers_keys_and_signs_in_with_them(
+    harness: Harness,
+) -> None:
+    """The sign-in's token is an RS256 JWT the authorizer verifies against those keys."""
+    jwks, discovery, config, token = asyncio.run(_issuer_documents())
+    issuer = served_issuer()
+    assert [k["kid"] for k in jwks["keys"]] == [k.kid for k in issuer.keys]
+    assert {k["kty"] for k in jwks["keys"]} == {"RSA"} and all("d" not in k for k in jwks["keys"])
+    assert discovery["issuer"] == issuer.url and discovery["jwks_uri"] == issuer.jwks_url
+    assert config["auth"] == {"kind": "local", "signin_url": "/api/signin", "issuer": issuer.url}
+    policy = harness.authorize(token)
+    assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    assert policy["context"]["name"] == "Cleo"

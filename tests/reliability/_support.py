@@ -41,7 +41,7 @@ from shared_engine.observation import state_from_view
 from shared_engine.state import RoundState, to_json, with_account_jokers
 from shared_engine.tiles import FULL_SET
 from shared_engine.view import PlayerView
-from tests.integration.harness import SECRET, Harness, Inbox
+from tests.integration.harness import Harness, Inbox, served_issuer
 
 SEED_SECRET = "reliability-rehearsal-secret"
 """CANASTA_SEED_SECRET of every run: round seeds are HMAC(secret, table:round), so every
@@ -63,7 +63,7 @@ def fresh_stack(moto_url: str, **env: str) -> Iterator[Harness]:
     saved = dict(os.environ)
     os.environ.update({"CANASTA_SEED_SECRET": SEED_SECRET, **env})
     inbox = Inbox()
-    aws = LocalAws(moto_url, inbox.deliver, SECRET, turn_seconds=TURN_SECONDS)
+    aws = LocalAws(moto_url, inbox.deliver, served_issuer(), turn_seconds=TURN_SECONDS)
     try:
         yield Harness(aws, inbox)
         aws.iam.assert_none_denied()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,8 +20,8 @@ from aiohttp import ClientSession, ClientWebSocketResponse, WSMsgType, web
 from local.__main__ import Relay
 from local.aws import LocalAws, reset
 from local.gateway import Gateway
-from services.common.auth import Identity, issue_token
-from tests.integration.harness import SECRET
+from services.common.auth import Identity
+from tests.integration.harness import served_issuer
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +31,7 @@ def aws(moto_endpoint: str) -> Iterator[tuple[LocalAws, Relay]]:
     reset(moto_endpoint)
     saved = dict(os.environ)
     relay = Relay()
-    local = LocalAws(moto_endpoint, relay.deliver, SECRET)
+    local = LocalAws(moto_endpoint, relay.deliver, served_issuer())
     try:
         yield local, relay
     finally:
@@ -44,7 +43,7 @@ def aws(moto_endpoint: str) -> Iterator[tuple[LocalAws, Relay]]:
 @asynccontextmanager
 async def gateway(relay: Relay) -> AsyncIterator[str]:
     """The local gateway on a free port of 127.0.0.1; yields its WebSocket URL."""
-    served = Gateway(SECRET)
+    served = Gateway(served_issuer())
     relay.target = served
     served.loop = asyncio.get_running_loop()
     runner = web.AppRunner(served.app, access_log=None)
@@ -76,7 +75,7 @@ def test_an_unreadable_frame_gets_an_error_and_the_connection_stays_open(
     aws: tuple[LocalAws, Relay], frame: str
 ) -> None:
     _, relay = aws
-    token = issue_token(SECRET.encode(), Identity("gw1", "Gw"), time.time(), 600)
+    token = served_issuer().issue(Identity("gw1", "Gw"), ttl=600)
 
     async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
         async with (

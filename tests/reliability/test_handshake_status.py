@@ -15,8 +15,9 @@ import pytest
 
 from local.__main__ import Relay
 from local.aws import LocalAws
-from services.common.auth import Identity, issue_token
-from tests.integration.harness import SECRET
+from local.issuer import SigningKey
+from services.common.auth import Identity
+from tests.integration.harness import served_issuer
 from tests.reliability.test_gateway import aws, gateway
 
 pytestmark = pytest.mark.integration
@@ -38,10 +39,15 @@ async def _status(url: str, token: str | None) -> int:
 def test_expired_tokens_get_401_and_forged_ones_403(aws: tuple[LocalAws, Relay]) -> None:
     _, relay = aws
     now = time.time()
+    issuer = served_issuer()
+    impostor = SigningKey()
+    impostor.kid = issuer.keys[0].kid
     tokens = {
-        "valid": issue_token(SECRET.encode(), Identity("ann", "Ann"), now, 600),
-        "expired": issue_token(SECRET.encode(), Identity("ann", "Ann"), now - 3600, 60),
-        "forged": issue_token(b"not-the-key", Identity("ann", "Ann"), now, 600),
+        "valid": issuer.issue(Identity("ann", "Ann"), now=now, ttl=600),
+        "expired": issuer.issue(Identity("ann", "Ann"), now=now - 3600, ttl=60),
+        "forged": impostor.sign(
+            {"iss": issuer.url, "aud": issuer.audience, "sub": "ann", "exp": now + 600}
+        ),
         "garbage": "v1.x.y",
     }
 

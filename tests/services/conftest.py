@@ -13,7 +13,9 @@ from typing import Any, TypeVar
 
 import pytest
 
+from local.issuer import LocalIssuer
 from services.common import constants
+from services.common.auth import Issuer, TokenVerifier
 from services.common.events import SeatPlayer
 from services.common.presence import PresenceStore
 from services.common.records import SEATS, TableRecord
@@ -103,6 +105,14 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+@pytest.fixture(scope="package")
+def issuer() -> Iterator[LocalIssuer]:
+    """A token issuer whose keys are served on 127.0.0.1, as the local stack's are."""
+    served = LocalIssuer().serve()
+    yield served
+    served.stop()
+
+
 @pytest.fixture
 def entropy() -> SeededEntropy:
     return SeededEntropy()
@@ -184,6 +194,7 @@ def deps(
     entropy: SeededEntropy,
     telemetry: RecordingTelemetry,
     publisher: RecordingPublisher,
+    issuer: LocalIssuer,
 ) -> dict[str, Any]:
     """Every dependency a service may ask for, by the name of its constructor parameter."""
     available: dict[str, Any] = {
@@ -197,7 +208,7 @@ def deps(
         "publisher": publisher,
         "turn_seconds": 60,
         "max_message_bytes": 8 * 1024,
-        "token_secret": b"unit-secret",
+        "verifier": TokenVerifier(Issuer(issuer.url, issuer.audience, issuer.jwks_url), clock.now),
         "connection_ttl": 3600,
     }
     ledger_table = getattr(constants, "LEDGER", None)

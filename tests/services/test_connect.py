@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from services.common.auth import Identity, InvalidToken, issue_token
+from local.issuer import LocalIssuer, SigningKey
+from services.common.auth import ExpiredToken, Identity, InvalidToken
 from services.common.presence import PresenceStore
 from services.common.store import GameStore
 from services.connect.app import ConnectService
@@ -28,15 +29,27 @@ def _connection_ids(db: Any) -> set[str]:
 
 
 def test_authorize_accepts_a_fresh_token_and_refuses_an_old_one(
-    connect: ConnectService, clock: FakeClock
+    connect: ConnectService, clock: FakeClock, issuer: LocalIssuer
 ) -> None:
-    token = issue_token(b"unit-secret", Identity("p1", "Ann"), clock.now(), 60)
+    token = issuer.issue(Identity("p1", "Ann"), now=clock.now(), ttl=60)
     assert connect.authorize(token) == Identity("p1", "Ann")
-    clock.advance(61)
-    with pytest.raises(InvalidToken):
+    clock.advance(61 + 30)
+    with pytest.raises(ExpiredToken):
         connect.authorize(token)
+    impostor = SigningKey()
+    impostor.kid = issuer.keys[0].kid
+    claims = {"iss": issuer.url, "aud": issuer.audience, "sub": "p1", "exp": clock.now() + 60}
     with pytest.raises(InvalidToken):
-        connect.authorize(issue_token(b"other", Identity("p1", "Ann"), clock.now(), 60))
+        connect.authorize(impostor.sign(claims))
+
+
+def test_a_connect_service_without_an_issuer_refuses_to_check_tokens(
+    deps: dict[str, Any], issuer: LocalIssuer, clock: FakeClock
+) -> None:
+    """Only the authorizer is configured with the issuer: a check elsewhere is a wiring bug."""
+    service = build(ConnectService, deps, verifier=None)
+    with pytest.raises(RuntimeError, match="CANASTA_OIDC_ISSUER"):
+        service.authorize(issuer.issue(Identity("p1", "Ann"), now=clock.now()))
 
 
 def test_connecting_without_a_table_records_the_connection(
