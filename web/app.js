@@ -801,7 +801,7 @@ function renderFriendsLobby(lobby) {
   });
   $("lobby-seats").replaceChildren(...items);
   show($("fill-bots"), isHost);
-  $("lobby-wait").textContent = isHost ? t("lobby.hostHint") : t("lobby.waitingHost");
+  $("lobby-wait").textContent = `${isHost ? t("lobby.hostHint") : t("lobby.waitingHost")} ${t("lobby.practiceHint")}`;
 }
 
 // --- rendering: the table ---------------------------------------------------------------------------------

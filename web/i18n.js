@@ -80,6 +80,7 @@ const en = {
   "lobby.fillBots": "Fill with bots",
   "lobby.waitingHost": "Waiting for the host to start the table.",
   "lobby.hostHint": "Start when your friends are seated, or fill the empty seats with bots.",
+  "lobby.practiceHint": "Bots make it a practice match: no account points are won or lost.",
 
   "queueLeft.left": "You left the queue.",
   "queueLeft.timeout": "No table formed in time. Please try again.",
@@ -314,6 +315,7 @@ const fr = {
   "lobby.fillBots": "Compléter avec des robots",
   "lobby.waitingHost": "En attente du lancement par l'hôte.",
   "lobby.hostHint": "Lancez quand vos amis sont installés, ou complétez les places libres avec des robots.",
+  "lobby.practiceHint": "Avec des robots, la partie est un entraînement : aucun point de compte n'est gagné ni perdu.",
 
   "queueLeft.left": "Vous avez quitté la file d'attente.",
   "queueLeft.timeout": "Aucune table n'a pu être formée à temps. Veuillez réessayer.",
@@ -548,6 +550,7 @@ const it = {
   "lobby.fillBots": "Completa con i bot",
   "lobby.waitingHost": "In attesa che l'organizzatore avvii il tavolo.",
   "lobby.hostHint": "Avvia quando i tuoi amici sono seduti, oppure completa i posti liberi con i bot.",
+  "lobby.practiceHint": "Con i bot la partita è un allenamento: nessun punto del conto si vince o si perde.",
 
   "queueLeft.left": "Hai lasciato la coda.",
   "queueLeft.timeout": "Nessun tavolo formato in tempo. Riprova.",
@@ -782,6 +785,7 @@ const pl = {
   "lobby.fillBots": "Uzupełnij botami",
   "lobby.waitingHost": "Czekamy, aż gospodarz uruchomi stół.",
   "lobby.hostHint": "Zacznij, gdy znajomi usiądą, albo uzupełnij wolne miejsca botami.",
+  "lobby.practiceHint": "Z botami to mecz treningowy: punktów konta nie można wygrać ani stracić.",
 
   "queueLeft.left": "Opuszczono kolejkę.",
   "queueLeft.timeout": "Nie udało się skompletować stołu na czas. Spróbuj ponownie.",
@@ -1016,6 +1020,7 @@ const hu = {
   "lobby.fillBots": "Feltöltés botokkal",
   "lobby.waitingHost": "Várakozás, hogy a házigazda elindítsa az asztalt.",
   "lobby.hostHint": "Indíts, ha a barátaid leültek, vagy töltsd fel az üres helyeket botokkal.",
+  "lobby.practiceHint": "Botokkal gyakorlómeccs: számlapontot nem lehet nyerni és veszíteni.",
 
   "queueLeft.left": "Kiléptél a sorból.",
   "queueLeft.timeout": "Nem állt össze időben asztal. Próbáld újra.",
@@ -1250,6 +1255,7 @@ const ro = {
   "lobby.fillBots": "Completează cu roboți",
   "lobby.waitingHost": "Se așteaptă ca gazda să pornească masa.",
   "lobby.hostHint": "Pornește când prietenii s-au așezat sau completează locurile libere cu roboți.",
+  "lobby.practiceHint": "Cu roboți, meciul este de antrenament: nu se câștigă și nu se pierd puncte de cont.",
 
   "queueLeft.left": "Ai ieșit din coadă.",
   "queueLeft.timeout": "Nu s-a format nicio masă la timp. Încearcă din nou.",

@@ -212,6 +212,9 @@ class MatchInfo(_Message):
     round: int = Field(ge=1)
     totals: dict[Team, int]
     status: Annotated[Literal["playing", "finished", "aborted"], Field(title="MatchStatus")]
+    practice: bool = False
+    """A seat is played by a bot from the start: the match settles no account points and
+    no stake (MATCH-3). A player's seat auto-played after leaving does not make it one."""
 
 
 class Meld(MeldView):
@@ -308,6 +311,8 @@ class MatchResultMessage(ServerMessageBase):
     rounds_played: int = Field(ge=1)
     rewards: dict[SeatKey, int]
     """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
+    practice: bool = False
+    """A practice match (a bot played from the start): every reward is 0 (MATCH-3)."""
 
 
 class QueuedMessage(ServerMessageBase):
@@ -351,6 +356,9 @@ class LobbyView(ServerMessageBase):
     status: Annotated[Literal["forming", "started"], Field(title="LobbyStatus")] = "forming"
     table_id: str | None = None
     """With ``started``: the table the match is played at."""
+    practice: bool = False
+    """A seat is a bot: the match is practice and settles no account points (MATCH-3).
+    ``fill_bots`` makes it so; clients say so to the host before they press it."""
 
 
 class BalanceMessage(ServerMessageBase):

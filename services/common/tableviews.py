@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.common.adapters import Pusher
+from services.common.events import is_practice
 from services.common.protocol import (
     ErrorMessage,
     LastAction,
@@ -46,6 +47,7 @@ def view_message(
             round=table.round,
             totals={"A": table.totals[0], "B": table.totals[1]},
             status=table.status,
+            practice=is_practice(table.seats.values()),
         ),
         turn_deadline=table.turn_deadline,
         view=TableView.model_validate(player_view(state, seat).model_dump()),

@@ -4,17 +4,25 @@ MATCH-3 (quick start, friends): each winner gains 1,000 points per round
 played, each loser loses as much. MATCH-4 (arena): the stakes were moved to
 the table's escrow account when the table formed; each winner receives two
 stakes from it (net: the stake), losers nothing (net: minus the stake); an
-aborted match refunds every stake. Seats played by bots book against the
-``house:bots`` account, so every match's entries sum to zero.
+aborted match refunds every stake. A match with a seat played by a bot from
+its start is practice (MATCH-3) and books nothing at all: no house account
+stands in for the bots, so playing against them cannot mint points.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from services.common import constants
 from services.common.adapters import Clock, Publisher
-from services.common.events import LedgerSettled, MatchEnded, SeatPlayer, TableAborted
+from services.common.events import (
+    LedgerSettled,
+    MatchEnded,
+    SeatPlayer,
+    TableAborted,
+    is_practice,
+)
 from services.common.store import Outbound
 from services.common.telemetry import Telemetry
 from services.ledger.book import (
@@ -29,11 +37,6 @@ from services.ledger.book import (
 from shared_engine import MatchMode, account_rewards
 
 SOURCE = f"{constants.EVENT_SOURCE}.ledger"
-HOUSE_BOTS = "house:bots"
-
-
-def account_of(player: SeatPlayer) -> str:
-    return HOUSE_BOTS if player.bot else player.player_id
 
 
 def closing(table_id: str, purpose: Purpose) -> Posting:
@@ -51,7 +54,7 @@ def settlement(event: MatchEnded) -> list[Posting]:
     for seat_key, player in sorted(event.seats.items()):
         seat = int(seat_key)
         amount = rewards[seat]
-        account = account_of(player)
+        account = player.player_id
         if event.mode is MatchMode.ARENA:
             if amount > 0:
                 key = f"{event.table_id}:payout:{seat}"
@@ -76,8 +79,11 @@ def settlement(event: MatchEnded) -> list[Posting]:
 
 
 def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Posting]:
-    """MATCH-4: each player's stake moves to the table's escrow; refused if not covered."""
+    """MATCH-4: each player's stake moves to the table's escrow; refused if not covered.
+    A practice table (MATCH-3) holds no stake."""
     postings: list[Posting] = []
+    if is_practice(seats.values()):
+        return postings
     for seat, player in sorted(seats.items()):
         key = f"{table_id}:escrow:{seat}"
         postings.append(
@@ -131,12 +137,24 @@ class LedgerService:
 
     def match_ended(self, event: MatchEnded) -> None:
         self._telemetry.annotate(table_id=event.table_id)
+        if self._practice(event.seats.values()):
+            return
         self._settle(event.table_id, "settlement", settlement(event))
 
     def table_aborted(self, event: TableAborted) -> None:
         self._telemetry.annotate(table_id=event.table_id)
+        if self._practice(event.seats.values()):
+            return
         if event.mode is MatchMode.ARENA and event.stake > 0:
             self._settle(event.table_id, "refund", refund(event))
+
+    def _practice(self, players: Iterable[SeatPlayer]) -> bool:
+        """MATCH-3: a practice match's end books nothing, not even its closing marker."""
+        if not is_practice(players):
+            return False
+        self._telemetry.info("booking skipped", reason="practice match")
+        self._telemetry.count("ledger_practice_skipped")
+        return True
 
     def _settle(
         self, table_id: str, purpose: Literal["settlement", "refund"], postings: list[Posting]

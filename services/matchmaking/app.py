@@ -27,6 +27,7 @@ from services.common.events import (
     SeatPlayer,
     TableAborted,
     TableFormed,
+    is_practice,
 )
 from services.common.protocol import (
     Balance,
@@ -596,6 +597,7 @@ class MatchmakingService:
                 seats={str(seat): lobby.seats.get(seat) for seat in (1, 2, 3, 4)},  # type: ignore[misc]
                 status="started" if table_id else "forming",
                 table_id=table_id,
+                practice=is_practice(lobby.seats.values()),
                 cid=reply[1] if reply is not None and reply[0] == member else None,
             )
             self._pusher.send(connection, view.model_dump(mode="json"))

@@ -21,8 +21,8 @@ from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
-from services.ledger.app import HOUSE_BOTS, LedgerService, escrow
-from services.ledger.book import Ledger, Posting, escrow_account
+from services.ledger.app import LedgerService, escrow
+from services.ledger.book import Balance, Ledger, Posting, escrow_account
 from shared_engine import MatchMode, apply, parse_action, score_round, start_round
 from shared_engine.tiles import JOKER
 from shared_engine.view import player_view
@@ -291,28 +291,106 @@ def test_arena_tie_break_rounds_do_not_change_the_payout(hx: Harness) -> None:
         assert payouts == [f"ENTRY#{table_id}:payout:1", f"ENTRY#{table_id}:payout:3"]
 
 
-def test_a_friends_match_with_bots_books_their_share_on_the_house(hx: Harness) -> None:
-    players = ["h1", "bot-x-2", "bot-x-3", "bot-x-4"]
+def test_a_match_with_bots_is_practice_and_books_nothing(hx: Harness) -> None:
+    """MATCH-3: one bot seat from the start makes the match practice, whatever its mode."""
+    players = ["h1", "bot-x-2", "h3", "bot-x-4"]
+    for player in ("h1", "h3"):
+        fund(hx, player, 500)
     capture = hx.capture()
-    hx.publish(
-        "MatchEnded",
-        ended("f-x", players, mode=MatchMode.THREE_ROUNDS, winner="A", rounds=3, bots=(2, 3, 4)),
-        SCORE,
-    )
+    for table_id, mode, stake in (
+        ("f-x", MatchMode.THREE_ROUNDS, 0),
+        ("f-y", MatchMode.ARENA, 100),
+    ):
+        for winner in ("A", "B"):
+            hx.publish(
+                "MatchEnded",
+                ended(
+                    table_id, players, mode=mode, winner=winner, rounds=3, stake=stake, bots=(2, 4)
+                ),
+                SCORE,
+            )
+        detail = aborted(table_id, players, mode=mode, stake=stake)
+        detail["seats"]["2"]["bot"] = True
+        hx.publish("TableAborted", detail, SCORE)
     hx.settle()
-    assert points(hx, "h1", HOUSE_BOTS) == {"h1": 3000, HOUSE_BOTS: -3000}
-    assert accounts(hx) == sorted(["h1", HOUSE_BOTS, "match:f-x"]), "no account per bot"
-    booked = match_entries(hx, "f-x")
-    assert sorted(booked) == sorted(
-        [
-            ("h1", "ENTRY#f-x:settlement:1", 3000),
-            (HOUSE_BOTS, "ENTRY#f-x:settlement:2", -3000),
-            (HOUSE_BOTS, "ENTRY#f-x:settlement:3", 3000),
-            (HOUSE_BOTS, "ENTRY#f-x:settlement:4", -3000),
-        ]
-    )
-    (settled,) = [e["detail"] for e in capture.of_type("LedgerSettled")]
-    assert settled["changes"] == {"h1": 3000, HOUSE_BOTS: -3000}
+    assert points(hx, "h1", "h3") == {"h1": 500, "h3": 500}
+    assert accounts(hx) == ["h1", "h3"], "no house, escrow or match account"
+    assert match_entries(hx, "f-x") == [] and match_entries(hx, "f-y") == []
+    assert capture.of_type("LedgerSettled") == []
+    # Nor does forming such a table hold a stake.
+    seats = {
+        i: SeatPlayer(player_id=p, name=p, bot=p.startswith("bot-"))
+        for i, p in enumerate(players, 1)
+    }
+    assert escrow("f-z", seats, 100) == []
+
+
+def fill_with_bots(harness: Harness, host: str) -> tuple[str, str, dict[str, Any]]:
+    """A friends table of ``host`` and three bots, started; (connection, table, lobby)."""
+    conn = connect(harness, host)
+    harness.send(conn, {"action": "create_table", "mode": "one_round"})
+    forming = harness.last(conn, "lobby")
+    assert forming is not None and forming["practice"] is False
+    harness.send(conn, {"action": "fill_bots"})
+    started = harness.last(conn, "lobby")
+    assert started is not None and started["status"] == "started"
+    return conn, started["table_id"], started
+
+
+def test_a_table_filled_with_bots_plays_to_its_end_and_settles_nothing(
+    hx: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.deal import handler as deal_handler
+
+    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    fund(hx, "solo", 700, 1)
+    capture = hx.capture()
+    conn, table_id, lobby = fill_with_bots(hx, "solo")
+    assert lobby["practice"] is True, "the lobby says so when the bots sit down"
+    hx.settle()
+    first = hx.last(conn)
+    assert first is not None and first["match"]["practice"] is True
+    play_match(hx, {1: conn}, table_id)
+    hx.settle()
+
+    assert hx.table(table_id).status == "finished"
+    result = hx.last(conn, "match_result")
+    assert result is not None
+    assert result["practice"] is True
+    assert result["rewards"] == dict.fromkeys("1234", 0)
+    assert book_of(hx).balance("solo") == Balance(700, 1), "balances unchanged"
+    assert [e["purpose"]["S"] for e in book_of(hx).entries("solo")] == ["welcome"]
+    assert match_entries(hx, table_id) == []
+    assert accounts(hx) == ["solo"]
+    assert capture.of_type("LedgerSettled") == []
+    assert "table_id" not in player_item(hx, "solo"), "released to play again"
+
+
+def test_a_seat_auto_played_after_a_disconnect_is_no_bot_and_the_match_settles(
+    hx: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TABLE-2 auto-play of a player who left is not a bot seat (MATCH-3): it settles."""
+    from services.deal import handler as deal_handler
+
+    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    players = ["g1", "g2", "g3", "g4"]
+    table_id, conns = queue_and_seat(hx, players)
+    hx.disconnect(conns.pop(4))
+    play_match(hx, conns, table_id)
+    hx.settle()
+
+    table = hx.table(table_id)
+    assert table.status == "finished"
+    seat_4 = [i["auto"]["BOOL"] for i in hx.logs(table_id) if int(i["seat"]["N"]) == 4]
+    assert seat_4 and all(seat_4), "seat 4 was auto-played"
+    assert not any(p.bot for p in table.seats.values())
+    winners = {"g1", "g3"} if table.totals[0] > table.totals[1] else {"g2", "g4"}
+    amount = 1000 * table.round
+    expected = {p: amount if p in winners else -amount for p in players}
+    assert points(hx, *players) == expected
+    result = hx.last(conns[1], "match_result")
+    assert result is not None and result["practice"] is False
+    assert result["rewards"]["4"] == expected["g4"]
 
 
 # --- refunds, duplicates, order ------------------------------------------------------------
