@@ -11,7 +11,9 @@ stands in for the bots, so playing against them cannot mint points.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+import time
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from services.common import constants
@@ -23,11 +25,16 @@ from services.common.events import (
     TableAborted,
     is_practice,
 )
+from services.common.settings import LedgerClient
 from services.common.store import Outbound
 from services.common.telemetry import Telemetry
 from services.ledger.book import (
     AlreadyBooked,
     Balance,
+    BalanceMoved,
+    DayLimitReached,
+    ExternalBooking,
+    InsufficientFunds,
     Ledger,
     Posting,
     Purpose,
@@ -37,6 +44,18 @@ from services.ledger.book import (
 from shared_engine import MatchMode, account_rewards
 
 SOURCE = f"{constants.EVENT_SOURCE}.ledger"
+BOOKING_ATTEMPTS = 5
+PLAYER_ACCOUNT = re.compile(r"(?!bot-)[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+"""A player's id (a token's ``sub``): never ``house:``, ``escrow:``, ``match:`` or a bot's."""
+
+
+class Refused(Exception):
+    """A request of the API refused, with its code; nothing was booked."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 def closing(table_id: str, purpose: Purpose) -> Posting:
@@ -128,9 +147,15 @@ def joker_debit(table_id: str, round_number: int, player_id: str) -> Posting:
 
 class LedgerService:
     def __init__(
-        self, ledger: Ledger, publisher: Publisher, clock: Clock, telemetry: Telemetry
+        self,
+        ledger: Ledger,
+        publisher: Publisher,
+        clock: Clock,
+        telemetry: Telemetry,
+        clients: Mapping[str, LedgerClient] | None = None,
     ) -> None:
         self._ledger = ledger
+        self._clients = dict(clients or {})
         self._publisher = publisher
         self._clock = clock
         self._telemetry = telemetry
@@ -179,19 +204,60 @@ class LedgerService:
 
     # --- the API of the other modes --------------------------------------------------
 
-    def balance(self, account: str) -> Balance:
-        return self._ledger.balance(account)
+    def balance(self, client: str | None, account: str) -> Balance:
+        self._caller(client)
+        return self._ledger.balance(self._player_account(account))
 
-    def post(self, account: str, key: str, points: int, jokers: int) -> Balance:
-        """Credit or debit an account once per ``key`` (debits must be covered)."""
-        posting = Posting(
-            account, f"external:{key}", "external", points=points, jokers=jokers, guarded=True
-        )
-        try:
-            self._ledger.book([posting], self._clock.now())
-        except AlreadyBooked:
-            self._telemetry.info("booking skipped", reason="already booked", key=key)
-        return self._ledger.balance(account)
+    def post(self, client: str | None, account: str, key: str, points: int, jokers: int) -> Balance:
+        """Credit or debit a player's account once per (client, ``key``), within the client's
+        limits; the balance the booking left, the same for every repeat of it."""
+        limits = self._caller(client)
+        assert client is not None
+        booking = ExternalBooking(client, key, self._player_account(account), points, jokers)
+        if abs(points) > limits.points_per_booking or abs(jokers) > limits.jokers_per_booking:
+            raise Refused("booking_limit", "the booking is larger than this client may book")
+        day = time.strftime("%Y-%m-%d", time.gmtime(self._clock.now()))
+        day_limits = Balance(limits.points_per_day, limits.jokers_per_day)
+        for _ in range(BOOKING_ATTEMPTS):
+            done = self._ledger.booked(booking)
+            if done is not None:
+                body, after = done
+                if body != booking:
+                    raise Refused(
+                        "idempotency_conflict", "this idempotency key booked another body before"
+                    )
+                self._telemetry.info("booking skipped", reason="already booked", key=key)
+                return after
+            try:
+                after = self._ledger.book_external(booking, day, day_limits, self._clock.now())
+            except (AlreadyBooked, BalanceMoved):
+                continue
+            except DayLimitReached:
+                raise Refused(
+                    "daily_limit", "this client's bookings of the day reach its limit"
+                ) from None
+            except InsufficientFunds:
+                raise Refused(
+                    "insufficient_balance", "the balance does not cover the debit"
+                ) from None
+            self._telemetry.count("ledger_external_bookings")
+            return after
+        raise Refused("busy", "the account changed during every attempt: retry with the same key")
+
+    def _caller(self, client: str | None) -> LedgerClient:
+        """The configured client invoking the API (its alias), or ``unknown_client``."""
+        limits = self._clients.get(client or "")
+        if limits is None:
+            raise Refused("unknown_client", "invoke the alias configured for your mode")
+        self._telemetry.annotate(client=client)
+        return limits
+
+    @staticmethod
+    def _player_account(account: str) -> str:
+        """Only players' accounts: the house's, escrows and match markers are the game's own."""
+        if not PLAYER_ACCOUNT.fullmatch(account):
+            raise Refused("not_a_player_account", "only a player's account may be named")
+        return account
 
     def welcome(self, account: str, points: int, jokers: int) -> None:
         """The local sign-in's starting balance, once per account."""
