@@ -244,6 +244,7 @@ const en = {
   "error.not_host": "Only the host can do that.",
   "error.invalid_stake": "This stake is not offered.",
   "error.insufficient_balance": "Your balance is too low for this.",
+  "error.rate_limited": "Too many messages at once: wait a moment and try again.",
   "error.internal": "Something went wrong on the server. Please try again.",
   "error.unknown": "The server refused this ({code}).",
 };
@@ -479,6 +480,7 @@ const fr = {
   "error.not_host": "Seul l'hôte peut faire cela.",
   "error.invalid_stake": "Cette mise n'est pas proposée.",
   "error.insufficient_balance": "Votre solde est insuffisant.",
+  "error.rate_limited": "Trop de messages à la fois : attendez un instant et réessayez.",
   "error.internal": "Un problème est survenu sur le serveur. Veuillez réessayer.",
   "error.unknown": "Le serveur a refusé ({code}).",
 };
@@ -714,6 +716,7 @@ const it = {
   "error.not_host": "Solo l'organizzatore può farlo.",
   "error.invalid_stake": "Questa posta non è disponibile.",
   "error.insufficient_balance": "Il tuo saldo è insufficiente.",
+  "error.rate_limited": "Troppi messaggi in una volta: attendi un momento e riprova.",
   "error.internal": "Si è verificato un problema sul server. Riprova.",
   "error.unknown": "Il server ha rifiutato ({code}).",
 };
@@ -949,6 +952,7 @@ const pl = {
   "error.not_host": "Tylko gospodarz może to zrobić.",
   "error.invalid_stake": "Ta stawka nie jest dostępna.",
   "error.insufficient_balance": "Masz za mało punktów.",
+  "error.rate_limited": "Za dużo wiadomości naraz: poczekaj chwilę i spróbuj ponownie.",
   "error.internal": "Wystąpił błąd serwera. Spróbuj ponownie.",
   "error.unknown": "Serwer odmówił ({code}).",
 };
@@ -1184,6 +1188,7 @@ const hu = {
   "error.not_host": "Ezt csak a házigazda teheti meg.",
   "error.invalid_stake": "Ez a tét nem választható.",
   "error.insufficient_balance": "Nincs elég pontod ehhez.",
+  "error.rate_limited": "Túl sok üzenet egyszerre: várj egy kicsit, és próbáld újra.",
   "error.internal": "Hiba történt a szerveren. Próbáld újra.",
   "error.unknown": "A szerver elutasította ({code}).",
 };
@@ -1419,6 +1424,7 @@ const ro = {
   "error.not_host": "Doar gazda poate face asta.",
   "error.invalid_stake": "Această miză nu este oferită.",
   "error.insufficient_balance": "Soldul tău este prea mic.",
+  "error.rate_limited": "Prea multe mesaje deodată: așteaptă puțin și încearcă din nou.",
   "error.internal": "A apărut o problemă pe server. Încearcă din nou.",
   "error.unknown": "Serverul a refuzat ({code}).",
 };

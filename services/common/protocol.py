@@ -184,6 +184,7 @@ ServiceErrorCode = Literal[
     "not_host",
     "invalid_stake",
     "insufficient_balance",
+    "rate_limited",
     "internal",
 ]
 """Refusals of the services, beside the engine's codes (SCENARIOS.md)."""

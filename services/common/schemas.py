@@ -501,6 +501,11 @@ SERVICE_ERRORS: Final[dict[str, str]] = {
         "The account's points do not cover the arena stake (on `queue`, or when the table "
         "forms: the player then leaves the queue)."
     ),
+    "rate_limited": (
+        "The connection sent messages faster than the server accepts (a burst, then a "
+        "steady rate per connection), or the player tried too many invite codes "
+        "(`join_table`); nothing was read or changed. Wait a moment and send it again."
+    ),
     "internal": "The server failed unexpectedly; send `sync` to learn the current state.",
 }
 """The services' refusal codes (``ServiceErrorCode``)."""

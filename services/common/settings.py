@@ -88,5 +88,15 @@ class Settings(BaseSettings):
     ledger_clients: dict[LedgerClientName, LedgerClient] = {}
     """The ledger API's callers by the alias each invokes (JSON): no other caller may book."""
 
+    join_attempts: int = Field(default=12, ge=1, le=1000)
+    """Invite codes a player may try (``join_table``) per ``join_window_seconds``."""
+    join_window_seconds: int = Field(default=600, ge=10, le=86_400)
+
     max_message_bytes: int = 8 * 1024
+    messages_per_second: float = Field(default=10.0, gt=0, le=1000)
+    """Flood control: a connection's steady rate of messages, per warm container."""
+    message_burst: int = Field(default=40, ge=1, le=1000)
+    """Flood control: messages a connection may send at once (a reconnect's hello, sync…)."""
+    flood_connections_kept: int = Field(default=10_000, ge=1, le=1_000_000)
+    """Flood control: the connections a container keeps a bucket for (~150 bytes each)."""
     connection_ttl_seconds: int = 3 * 3600
