@@ -63,7 +63,12 @@ class _Message(BaseModel):
 
 
 class ClientMessageBase(_Message):
-    """What every client message may carry beside its ``action``."""
+    """What every client message may carry beside its ``action``.
+
+    Strict types, as the protocol states them: ``"version": "5"``, ``true`` for 1 or
+    ``"500"`` as a stake are ``malformed``, never coerced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     cid: CorrelationId | None = None
     """A correlation id of the client's choosing, echoed in every reply and error this
@@ -115,7 +120,8 @@ class Queue(ClientMessageBase):
     (``mode`` arena, with a ``stake`` from the configured list)."""
 
     action: Literal["queue"]
-    mode: MatchMode
+    # An enum member from Python, its string value from JSON (``mode: 5`` is still refused).
+    mode: Annotated[MatchMode, Field(strict=False)]
     variant: Variant = "twos-meld"
     stake: int = Field(default=0, ge=0, json_schema_extra={"enum": [0, *ARENA_STAKES]})
 

@@ -1285,7 +1285,10 @@ def protocol_md() -> str:
         "(API Gateway route selection expression `$request.body.action`). A message whose "
         "`action` matches no route goes to `$default` and is refused with `unknown_action`; "
         "a message that is not valid for its route is refused with `malformed`. Unknown "
-        "fields are refused too: client messages are strict.",
+        "fields are refused too: client messages are strict, and so are their types "
+        '(`"version": "5"`, `true` for 1 or `"500"` as a stake are `malformed`). A '
+        "connection that sends faster than the server accepts is refused with "
+        "`rate_limited` (see docs/reliability.md).",
         "",
         "| `action` | message | handled by | answered by |",
         "|---|---|---|---|",

@@ -98,5 +98,5 @@ class Settings(BaseSettings):
     message_burst: int = Field(default=40, ge=1, le=1000)
     """Flood control: messages a connection may send at once (a reconnect's hello, sync…)."""
     flood_connections_kept: int = Field(default=10_000, ge=1, le=1_000_000)
-    """Flood control: the connections a container keeps a bucket for (~150 bytes each)."""
+    """Flood control: the connections a container keeps a bucket for (~270 bytes each)."""
     connection_ttl_seconds: int = 3 * 3600

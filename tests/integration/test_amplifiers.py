@@ -201,3 +201,32 @@ def test_invite_codes_tried_are_limited_per_player_across_connections(
     clock.advance(600)
     harness.send(again, {"action": "join_table", "code": code})
     assert (harness.last(again, "lobby") or {}).get("code") == code
+
+
+# --- strict types -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"action": "play", "table_id": "st", "version": "5", "move": {"type": "draw"}},
+        {"action": "play", "table_id": "st", "version": True, "move": {"type": "draw"}},
+        {"action": "play", "table_id": "st", "version": 5.0, "move": {"type": "draw"}},
+        {"action": "play", "table_id": 5, "version": 5, "move": {"type": "draw"}},
+        {"action": "queue", "mode": "arena", "stake": "500"},
+        {"action": "queue", "mode": "arena", "stake": True},
+        {"action": "queue", "mode": "arena", "stake": 500.0},
+        {"action": "join_table", "code": 123456},
+        {"action": "sync", "cid": 7},
+    ],
+)
+def test_client_messages_are_strictly_typed(harness: Harness, message: dict[str, Any]) -> None:
+    """The protocol's types, not what a lenient parser could make of them: ``malformed``."""
+    conns = harness.start_table("st", ["s1", "s2", "s3", "s4"])
+    table = harness.table("st")
+    before = len(harness.received(conns[1]))
+    harness.send(conns[1], message)
+    (answer,) = harness.received(conns[1])[before:]
+    assert (answer["type"], answer["code"]) == ("error", "malformed"), answer
+    assert harness.table("st") == table
+    assert harness.items("st", "LOG") == [] or len(harness.logs("st")) == 0
