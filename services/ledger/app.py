@@ -211,9 +211,8 @@ class LedgerService:
     def post(self, client: str | None, account: str, key: str, points: int, jokers: int) -> Balance:
         """Credit or debit a player's account once per (client, ``key``), within the client's
         limits; the balance the booking left, the same for every repeat of it."""
-        limits = self._caller(client)
-        assert client is not None
-        booking = ExternalBooking(client, key, self._player_account(account), points, jokers)
+        name, limits = self._caller(client)
+        booking = ExternalBooking(name, key, self._player_account(account), points, jokers)
         if abs(points) > limits.points_per_booking or abs(jokers) > limits.jokers_per_booking:
             raise Refused("booking_limit", "the booking is larger than this client may book")
         day = time.strftime("%Y-%m-%d", time.gmtime(self._clock.now()))
@@ -244,13 +243,14 @@ class LedgerService:
             return after
         raise Refused("busy", "the account changed during every attempt: retry with the same key")
 
-    def _caller(self, client: str | None) -> LedgerClient:
-        """The configured client invoking the API (its alias), or ``unknown_client``."""
-        limits = self._clients.get(client or "")
-        if limits is None:
+    def _caller(self, client: str | None) -> tuple[str, LedgerClient]:
+        """The configured client invoking the API (its alias) and its limits, or
+        ``unknown_client``."""
+        limits = self._clients.get(client) if client is not None else None
+        if client is None or limits is None:
             raise Refused("unknown_client", "invoke the alias configured for your mode")
         self._telemetry.annotate(client=client)
-        return limits
+        return client, limits
 
     @staticmethod
     def _player_account(account: str) -> str:

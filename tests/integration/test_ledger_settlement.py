@@ -204,12 +204,17 @@ def short_match_seed(most_moves: int = 40) -> str:
     raise AssertionError("no short seed")
 
 
-def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(
-    hx: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def short(hx: Harness, monkeypatch: pytest.MonkeyPatch) -> Harness:
+    """``hx`` dealing a round the scripted clients finish in few moves."""
     from services.deal import handler as deal_handler
 
     monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    return hx
+
+
+def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(short: Harness) -> None:
+    hx = short
     players = ["p1", "p2", "p3", "p4"]
     table_id, conns = queue_and_seat(hx, players)
     capture = hx.capture()
@@ -337,12 +342,8 @@ def fill_with_bots(harness: Harness, host: str) -> tuple[str, str, dict[str, Any
     return conn, started["table_id"], started
 
 
-def test_a_table_filled_with_bots_plays_to_its_end_and_settles_nothing(
-    hx: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from services.deal import handler as deal_handler
-
-    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+def test_a_table_filled_with_bots_plays_to_its_end_and_settles_nothing(short: Harness) -> None:
+    hx = short
     fund(hx, "solo", 700, 1)
     capture = hx.capture()
     conn, table_id, lobby = fill_with_bots(hx, "solo")
@@ -367,12 +368,10 @@ def test_a_table_filled_with_bots_plays_to_its_end_and_settles_nothing(
 
 
 def test_a_seat_auto_played_after_a_disconnect_is_no_bot_and_the_match_settles(
-    hx: Harness, monkeypatch: pytest.MonkeyPatch
+    short: Harness,
 ) -> None:
     """TABLE-2 auto-play of a player who left is not a bot seat (MATCH-3): it settles."""
-    from services.deal import handler as deal_handler
-
-    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    hx = short
     players = ["g1", "g2", "g3", "g4"]
     table_id, conns = queue_and_seat(hx, players)
     hx.disconnect(conns.pop(4))
