@@ -44,7 +44,9 @@ from services.ledger.book import (
 from shared_engine import MatchMode, account_rewards
 
 SOURCE = f"{constants.EVENT_SOURCE}.ledger"
-BOOKING_ATTEMPTS = 5
+BOOKING_ATTEMPTS = 10
+"""A booking retries when another on the same account commits between its read and its
+write: it fails (``busy``) only if ten others commit during it."""
 PLAYER_ACCOUNT = re.compile(r"(?!bot-)[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
 """A player's id (a token's ``sub``): never ``house:``, ``escrow:``, ``match:`` or a bot's."""
 
