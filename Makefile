@@ -76,6 +76,7 @@ test: install
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(PY) -m pytest
+	node --test tests/web/
 	@if [ -d "$(SHARED)/scenarios" ]; then \
 		echo "$(PY) -m shared_engine.scenarios tests/scenarios $(SHARED)/scenarios"; \
 		$(PY) -m shared_engine.scenarios tests/scenarios $(SHARED)/scenarios; \

@@ -122,8 +122,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "turn-ws": FunctionSpec(
         handler="services.turn.handler.websocket",
         service="turn",
-        description="play and sync messages from the players",
-        routes=("play", "sync", "$default"),
+        description="play, sync and quick messages from the players",
+        routes=("play", "sync", "say", "$default"),
         tables={
             **_TURN_TABLES,
             # ``sync`` finds the player's table (PresenceStore.get_player).

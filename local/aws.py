@@ -137,6 +137,7 @@ def _untracked(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 def start_moto(port: int = 0) -> tuple[Any, str]:
     """A moto server on 127.0.0.1 that serves one request at a time; returns it and its URL."""
+    from moto.backends import list_of_moto_modules  # noqa: PLC0415
     from moto.core.common_models import BaseModel  # noqa: PLC0415
     from moto.dynamodb.models import DynamoDBBackend  # noqa: PLC0415
     from moto.dynamodb.models.table import Table  # noqa: PLC0415
@@ -155,11 +156,31 @@ def start_moto(port: int = 0) -> tuple[Any, str]:
             DynamoDBBackend.transact_write_items
         )
 
+    modules = frozenset(list_of_moto_modules())
+
+    class Dispatch(DomainDispatcherApplication):
+        """moto's dispatcher with its list of service modules read once.
+
+        moto lists its package folder (a ``stat`` of some 200 entries) to route
+        every request; the folder does not change while the server runs.
+        """
+
+        def get_backend_for_host(self, host: str | None) -> Any:
+            if host is not None and host in modules:
+                return host
+            return super().get_backend_for_host(host)
+
+    class QuietRequestHandler(MotoRequestHandler):
+        """No access-log line per request: nobody reads them, and each costs a log record."""
+
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            return
+
     class SerializedMotoServer(ThreadedMotoServer):
         def _server_entry(self) -> None:
-            app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+            app = _OneRequestAtATime(Dispatch(create_backend_app))
             self._server = make_server(
-                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+                self._ip_address, self._port, app, True, request_handler=QuietRequestHandler
             )
             self._server_ready_event.set()
             self._server.serve_forever()

@@ -39,6 +39,7 @@ from services.common.tableviews import error_message
 ROUTES: dict[str, str] = {
     "play": "services.turn.handler:websocket",
     "sync": "services.turn.handler:websocket",
+    "say": "services.turn.handler:websocket",
     "$default": "services.turn.handler:websocket",
     **{
         route: "services.matchmaking.handler:websocket"

@@ -323,14 +323,30 @@ def bind() -> None:
             setattr(module, name, _under_role(key, entry))
 
 
+_ENTRY: ContextVar[str | None] = ContextVar("canasta_entry_point", default=None)
+
+
+def current_entry_point() -> str | None:
+    """The handler invoked (``services.deal.handler.events``) in this context, if any.
+
+    A context variable, not the call stack: work a handler hands to its own
+    threads (the pushes to four seats) runs in a copy of its context.
+    """
+    return _ENTRY.get()
+
+
 def _under_role(key: str, entry: Callable[..., Any]) -> Callable[..., Any]:
+    path = f"{entry.__module__}.{entry.__name__}"
+
     @functools.wraps(entry)
     def invoke(event: Any, context: Any) -> Any:
         enforcer = _ENFORCER
         token = _CURRENT.set(None if enforcer is None else enforcer.roles[key])
+        entered = _ENTRY.set(path)
         try:
             return entry(event, context)
         finally:
+            _ENTRY.reset(entered)
             _CURRENT.reset(token)
 
     setattr(invoke, BOUND, key)

@@ -6,6 +6,7 @@ secret added to the state cannot leak by default.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -14,7 +15,7 @@ from shared_engine.actions import action_to_wire
 from shared_engine.legal import legal_actions
 from shared_engine.scoring import canasta_bonus, score_round
 from shared_engine.state import TEAMS, Phase, RoundState, Variant, team_of
-from shared_engine.tiles import JOKER, NAMES
+from shared_engine.tiles import JOKER, NAMES, TILE_KINDS, VALUES
 
 Team = Literal["A", "B"]
 
@@ -32,6 +33,8 @@ class MeldView(_View):
     """UI-1: a meld of more than five tiles is drawn compactly."""
     stripe: Literal["yellow", "red"] | None
     """UI-1: yellow at six tiles, red from seven (a complete canasta)."""
+    wilds: int
+    """How many of its tiles play as wilds (2s and jokers; in the meld of twos, jokers)."""
 
 
 class ScoreView(_View):
@@ -63,15 +66,33 @@ class PlayerView(_View):
     went_out: int | None
     round_scores: dict[Team, ScoreView] | None
     legal_actions: list[dict[str, object]]
+    tile_points: dict[str, int]
+    """Face value of each tile in the hand, so a client shows a selection's worth
+    without a copy of the value table."""
+    wild_ranks: list[int]
+    """The ranks that play as wilds, the joker being rank 0 (as in ``JK``'s tile id): 2s and
+    jokers, for a client that groups or counts them."""
+    pile_blocked: bool
+    """PILE-2: the top of the pile is a 2, a 3 or a joker."""
+    pile_pair: bool
+    """PILE-1: the hand holds two naturals of the top's rank (the pickup may still be refused
+    on other grounds, e.g. the threshold)."""
     commitment: str | None
     """DEAL-4: the shuffle's commitment, public from the deal; the seed comes after the round."""
+    revealed: dict[str, list[str]] | None = None
+    """Once the round is over, every seat's tiles left in hand (they count against their
+    team, SCORE-1), for the round's result; null while the round runs."""
 
 
 def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
     bonus = canasta_bonus(rank, tiles)
     clean = bonus in (500, 1000)
     kind: Literal["clean", "dirty"] | None = None if not bonus else "clean" if clean else "dirty"
-    ordered = sorted(tiles, key=lambda t: (t == JOKER or (t >> 2 == 2 and rank != 2), t))
+
+    def plays_wild(t: int) -> bool:
+        return t == JOKER or (t >> 2 == 2 and rank != 2)
+
+    ordered = sorted(tiles, key=lambda t: (plays_wild(t), t))
     size = len(tiles)
     stripe: Literal["yellow", "red"] | None = (
         "red" if size >= 7 else "yellow" if size == 6 else None
@@ -82,12 +103,15 @@ def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
         canasta=kind,
         compact=size > 5,
         stripe=stripe,
+        wilds=sum(map(plays_wild, tiles)),
     )
 
 
 def player_view(state: RoundState, seat: int) -> PlayerView:
     """The seat's own tiles; of the others only counts; everything public."""
     scores: dict[Team, ScoreView] | None = None
+    hand = state.hands[seat - 1]
+    blocked, pair = pile_state(hand, state.discard)
     if state.phase == "round_over":
         a, b = (ScoreView(**s.as_dict(), total=s.total) for s in score_round(state))
         scores = {"A": a, "B": b}
@@ -97,7 +121,7 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         variant=state.variant,
         phase=state.phase,
         turn=state.turn,
-        hand=[NAMES[t] for t in state.hands[seat - 1]],
+        hand=[NAMES[t] for t in hand],
         hand_sizes={str(s): len(state.hands[s - 1]) for s in (1, 2, 3, 4)},
         melds={
             TEAMS[i]: [_meld_view(rank, m) for rank, m in enumerate(state.melds[i]) if m]
@@ -114,5 +138,29 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         went_out=state.went_out,
         round_scores=scores,
         legal_actions=[action_to_wire(a) for a in legal_actions(state, seat)],
+        tile_points={NAMES[t]: VALUES[t] for t in hand},
+        wild_ranks=sorted({t >> 2 for t in TILE_KINDS if _is_wild(t)}),
+        pile_blocked=blocked,
+        pile_pair=pair,
         commitment=state.commitment,
+        revealed=(
+            {str(s): [NAMES[t] for t in state.hands[s - 1]] for s in (1, 2, 3, 4)}
+            if state.phase == "round_over"
+            else None
+        ),
     )
+
+
+def pile_state(hand: Iterable[int], discard: tuple[int, ...]) -> tuple[bool, bool]:
+    """Whether the pile's top blocks a pickup (PILE-2), and whether ``hand`` holds the
+    pair of naturals of the top's rank a pickup needs (PILE-1)."""
+    if not discard:
+        return False, False
+    top = discard[-1]
+    if top == JOKER or top >> 2 in (2, 3):
+        return True, False
+    return False, sum(1 for t in hand if t >> 2 == top >> 2) >= 2
+
+
+def _is_wild(tile: int) -> bool:
+    return tile == JOKER or tile >> 2 == 2

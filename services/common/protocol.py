@@ -109,6 +109,22 @@ class Hello(ClientMessageBase):
     action: Literal["hello"]
 
 
+QuickPhrase = Annotated[
+    Literal["good_game", "well_played", "good_luck", "thanks", "hurry_up", "oops"],
+    Field(title="QuickPhrase"),
+]
+"""The fixed set of quick messages: no free text, so nothing to moderate; each client
+shows them in its player's language."""
+
+
+class Say(ClientMessageBase):
+    """A quick message to the player's table, shown by the seat to everyone at it."""
+
+    action: Literal["say"]
+    table_id: TableId
+    phrase: QuickPhrase
+
+
 class Ping(ClientMessageBase):
     """Keep the connection alive: API Gateway closes a connection idle for 10 minutes."""
 
@@ -161,15 +177,15 @@ class Balance(ClientMessageBase):
     action: Literal["balance"]
 
 
-TurnMessage = Annotated[Play | Sync | Hello | Ping, Field(discriminator="action")]
-"""Routed to the turn service (``play``, ``sync``; ``hello`` and ``ping`` reach it
+TurnMessage = Annotated[Play | Sync | Say | Hello | Ping, Field(discriminator="action")]
+"""Routed to the turn service (``play``, ``sync``, ``say``; ``hello`` and ``ping`` reach it
 through ``$default``)."""
 LobbyMessage = Annotated[
     Queue | Leave | CreateTable | JoinTable | FillBots | Balance, Field(discriminator="action")
 ]
 """Routed to the matchmaking service."""
 ClientMessage = Annotated[
-    Play | Sync | Hello | Ping | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
+    Play | Sync | Say | Hello | Ping | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
     Field(discriminator="action"),
 ]
 
@@ -265,6 +281,13 @@ class LastAction(_Message):
     """``discard`` only: the tile discarded."""
     melds: list[MeldSpecModel] | None = Field(default=None, exclude_if=_absent)
     """``meld`` and ``take_pile`` only: the melds laid or extended."""
+    pile_size: int | None = Field(default=None, ge=1, exclude_if=_absent)
+    """``take_pile`` only: how many tiles the pile held (PILE-4)."""
+    bonus_threes: list[TileName] | None = Field(default=None, exclude_if=_absent)
+    """The bonus threes this move exposed (THREE-1, TURN-2), if any: public once exposed.
+    A draw never names the tile drawn."""
+    went_out: bool | None = Field(default=None, exclude_if=_absent)
+    """True when this discard took the seat out (OUT-1)."""
 
 
 class ViewMessage(ServerMessageBase):
@@ -282,6 +305,10 @@ class ViewMessage(ServerMessageBase):
     view: TableView
     last_action: LastAction | None = None
     """The move that produced this version, for animation; null after a sync or a deal."""
+    moves: list[LastAction] = Field(default_factory=list)
+    """Every move of the write that produced this version, in order (a bot's or an
+    auto-played turn is several: draw, melds, discard), the last being ``last_action``;
+    public facts only, for a move log. Empty after a sync or a deal."""
 
 
 class ErrorMessage(ServerMessageBase):
@@ -404,6 +431,16 @@ class OpenedElsewhereMessage(ServerMessageBase):
     type: Literal["opened_elsewhere"] = "opened_elsewhere"
 
 
+class SaidMessage(ServerMessageBase):
+    """A seat's quick message (``say``), pushed to every connected seat of the table; the
+    sender's copy carries its ``cid``."""
+
+    type: Literal["said"] = "said"
+    table_id: str
+    seat: Seat
+    phrase: QuickPhrase
+
+
 ServerMessage = Annotated[
     ViewMessage
     | ErrorMessage
@@ -415,7 +452,8 @@ ServerMessage = Annotated[
     | BalanceMessage
     | WelcomeMessage
     | PongMessage
-    | OpenedElsewhereMessage,
+    | OpenedElsewhereMessage
+    | SaidMessage,
     Field(discriminator="type"),
 ]
 

@@ -596,6 +596,12 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
             ),
         ],
         "Sync": [("after every open", {"action": "sync"})],
+        "Say": [
+            (
+                "a quick message to the table",
+                {"action": "say", "table_id": EXAMPLE_TABLE, "phrase": "well_played", "cid": "s-1"},
+            )
+        ],
         "Hello": [("who am I", {"action": "hello", "cid": "h-1"})],
         "Ping": [("keep the connection open", {"action": "ping"})],
         "Queue": [
@@ -649,6 +655,12 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
             )
         ],
         "PongMessage": [("the answer to `ping`", {"type": "pong"})],
+        "SaidMessage": [
+            (
+                "seat 2's quick message, as the other seats get it",
+                {"type": "said", "table_id": EXAMPLE_TABLE, "seat": 2, "phrase": "well_played"},
+            )
+        ],
         "OpenedElsewhereMessage": [
             (
                 "pushed to the older connection when the player connects again elsewhere",
@@ -1078,6 +1090,7 @@ def asyncapi() -> dict[str, Any]:
 REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "Play": ("ViewMessage", "ErrorMessage"),
     "Sync": ("ViewMessage", "ErrorMessage"),
+    "Say": ("SaidMessage", "ErrorMessage"),
     "Hello": ("WelcomeMessage", "ErrorMessage"),
     "Ping": ("PongMessage", "ErrorMessage"),
     "Queue": ("QueuedMessage", "ErrorMessage"),

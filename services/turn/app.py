@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -33,6 +33,8 @@ from services.common.protocol import (
     Ping,
     Play,
     PongMessage,
+    SaidMessage,
+    Say,
     Sync,
     TurnMessage,
     WelcomeMessage,
@@ -40,7 +42,7 @@ from services.common.protocol import (
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
-from services.common.tableviews import ViewPusher, error_message, view_message
+from services.common.tableviews import ViewPusher, error_message, public_move, view_message
 from services.common.telemetry import Telemetry
 from services.ledger.app import joker_debit
 from services.ledger.book import Ledger
@@ -51,7 +53,7 @@ from shared_engine.bots import greedy_policy
 from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync | Hello | Ping] = TypeAdapter(TurnMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(TurnMessage)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 COMPLETED_KEPT = 4096
@@ -68,6 +70,8 @@ class Applied:
     """``table.state`` parsed, so that one invocation parses a state once (None: no round)."""
     reply: tuple[int, str] | None = None
     """The seat whose message made this write and its ``cid``: its next view answers it."""
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    """Every move of the write as every seat may learn it (``public_move``), for the log."""
 
 
 class TurnService:
@@ -121,6 +125,8 @@ class TurnService:
                 self.play(incoming.player_id, connection_id, message)
             elif isinstance(message, Sync):
                 self.sync(incoming.player_id, connection_id, message.cid)
+            elif isinstance(message, Say):
+                self.say(incoming.player_id, connection_id, message)
             elif isinstance(message, Hello):
                 welcome = WelcomeMessage(
                     player_id=incoming.player_id, name=incoming.name, cid=message.cid
@@ -130,6 +136,23 @@ class TurnService:
                 self._views.send(connection_id, PongMessage(cid=message.cid).model_dump())
 
         guarded(self._telemetry, refuse, handle, body)
+
+    def say(self, player_id: str, connection_id: str, message: Say) -> None:
+        """A quick message from the player's own seat to everyone at the table."""
+        table = self._store.get_table(message.table_id)
+        seat = table.seat_of(player_id) if table else None
+        if table is None or seat is None:
+            self._refuse(
+                connection_id, "not_seated", "you have no seat at this table", cid=message.cid
+            )
+            return
+        if table.connections.get(seat) not in (None, connection_id):
+            self._elsewhere(connection_id, message.cid)
+            return
+        said = SaidMessage(table_id=table.table_id, seat=seat, phrase=message.phrase)
+        self._telemetry.count("quick_messages")
+        own = said.model_copy(update={"cid": message.cid}).model_dump(mode="json")
+        self._views.push_all(table, said.model_dump(mode="json"), reply=(seat, own))
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not."""
@@ -141,7 +164,7 @@ class TurnService:
             self._refuse(connection_id, "not_seated", "you have no seat at this table", cid=cid)
             return
         self._telemetry.annotate(round=table.round, seat=seat)
-        if table.connections.get(seat) not in (None, connection_id):
+        if not self._current(table.connections.get(seat), player_id, connection_id):
             self._elsewhere(connection_id, cid)
             return
         if table.state is None or table.status != "playing":
@@ -194,10 +217,23 @@ class TurnService:
             applied.reply = (seat, cid)
         self._after(applied)
 
+    def _current(self, seated: str | None, player_id: str, connection_id: str) -> bool:
+        """Whether this connection may act for the seat: the seat's own, or the player's newest.
+
+        A seat with no connection (its newest tab closed) is not free for any
+        connection of the player's: an older tab, already told
+        ``opened_elsewhere``, is still refused; only the connection the player
+        opened last may act (and a reconnect is always that one).
+        """
+        if seated is not None:
+            return seated == connection_id
+        player = self._presence.get_player(player_id)
+        return player is not None and player.connection_id == connection_id
+
     def sync(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         """Send the player's current view (clients ask after every (re)connect)."""
         player = self._presence.get_player(player_id)
-        if player is not None and player.connection_id not in (None, connection_id):
+        if player is not None and player.connection_id != connection_id:
             self._elsewhere(connection_id, cid)
             return
         table = self._store.get_table(player.table_id) if player and player.table_id else None
@@ -317,9 +353,12 @@ class TurnService:
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
-        return Applied(
-            new, {"seat": moves[-1][0], **action_to_wire(moves[-1][1]), "auto": auto}, after
-        )
+        states = [before, *(state for _, _, state in moves)]
+        public = [
+            public_move(seat, action, states[i], state, auto)
+            for i, (seat, action, state) in enumerate(moves)
+        ]
+        return Applied(new, public[-1], after, moves=public)
 
     def _play_turn(
         self, table: TableRecord, before: RoundState, policy: Callable[[RoundState, int], Action]
@@ -358,7 +397,9 @@ class TurnService:
             bot = table.seats[seat].bot
             if not bot and table.connections.get(seat) is not None:
                 break
-            self._views.push_views(table, applied.last_action or None, state, applied.reply)
+            self._views.push_views(
+                table, applied.last_action or None, state, applied.reply, applied.moves
+            )
             if bot:
                 nxt = self._play_turn(table, state, greedy_policy)
                 self._telemetry.count("bot_turns")
@@ -383,7 +424,9 @@ class TurnService:
             and self._running(table, state)
         ):
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(table, applied.last_action or None, state, applied.reply)
+        self._views.push_views(
+            table, applied.last_action or None, state, applied.reply, applied.moves
+        )
         self._completed[(table.table_id, table.version)] = None
         while len(self._completed) > COMPLETED_KEPT:
             self._completed.popitem(last=False)

@@ -98,6 +98,17 @@ SHOWN_JS = """() => ({
     document.querySelector(`[data-testid="seat-count-${n}"]`).dataset.count)])),
   stock: document.querySelector('[data-testid="stock-count"]').textContent.trim(),
 })"""
+# Every tile of the hand and every action button inside the viewport, none scrolled away.
+HAND_ON_SCREEN_JS = """() => [...document.querySelectorAll(
+    '[data-testid="hand-tile"], #actions button')].every((e) => {
+  const r = e.getBoundingClientRect();
+  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+})"""
+ROUND_S = 420
+# The log's entries after a version: seat, move and the sentence shown.
+LOG_SINCE_JS = """v => [...document.querySelectorAll('[data-testid="log-entry"]')]
+  .filter((e) => Number(e.dataset.version) > v)
+  .map((e) => ({seat: e.dataset.seat, type: e.dataset.type, text: e.textContent}))"""
 VERSION_ABOVE_JS = (
     "v => Number(document.getElementById('table-screen').dataset.version) > v"
     " && !document.getElementById('actions').classList.contains('busy')"
@@ -119,12 +130,9 @@ def _require_browser() -> None:
 
 
 def strings(lang: str) -> dict[str, str]:
-    """The plain (non-plural) strings of one language table in web/i18n.js."""
-    source = (ROOT / "web" / "i18n.js").read_text(encoding="utf-8")
-    block = re.search(rf"^const {lang} = \{{\n(.*?)^\}};", source, re.S | re.M)
-    assert block is not None, f"no {lang!r} table in web/i18n.js"
-    pairs = re.findall(r'^\s*"([\w.-]+)": ("(?:[^"\\]|\\.)*"),?$', block.group(1), re.M)
-    return {key: json.loads(value) for key, value in pairs}
+    """The plain (non-plural) strings of one language table, web/i18n/<lang>.json."""
+    table = json.loads((ROOT / "web" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    return {key: value for key, value in table.items() if isinstance(value, str)}
 
 
 def free_port() -> int:
@@ -427,10 +435,15 @@ def seen(page: Any, name: str) -> str:
         return f"no screenshot ({exc})"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fresh_artifacts() -> None:
+    """Once per run, so that one test's screenshots do not remove another's."""
+    clear_artifacts()
+
+
 @pytest.fixture
 def stack() -> Iterator[LocalStack]:
     _require_browser()
-    clear_artifacts()
     started = LocalStack()
     try:
         started.wait_ready(STACK_START_S)
@@ -451,6 +464,18 @@ class Player:
         self.upstream: list[Any] = []
         self.table_id = ""
         self.seat = 0
+        self.touch = False  # tap (a phone's touch events) rather than click
+        self.last_discard = 0  # the version this seat's last discard made
+        self.timings: dict[str, list[float]] = {}
+
+    def press(self, selector: str) -> None:
+        if self.touch:
+            self.page.tap(selector)
+        else:
+            self.page.click(selector)
+
+    def timed(self, name: str, started: float) -> None:
+        self.timings.setdefault(name, []).append(round(time.monotonic() - started, 3))
 
     def route_socket(self, context: Any) -> None:
         """The page's WebSocket reaches the real gateway through a route the test can speak on."""
@@ -461,7 +486,8 @@ class Player:
 
     def rest_pointer(self) -> None:
         """The pointer off the table, so that no hover outline is left on the hand's tiles."""
-        self.page.mouse.move(0, 0)
+        if not self.touch:
+            self.page.mouse.move(0, 0)
 
     def version(self) -> int:
         return int(self.page.get_attribute('[data-testid="table-screen"]', "data-version") or 0)
@@ -469,18 +495,22 @@ class Player:
     def sit_down(self) -> None:
         """Sign in and start a quick one-round table; bots take the other seats."""
         page = self.page
+        started = time.monotonic()
         page.goto(self.stack.url)
         page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+        self.timed("page load to sign-in", started)
         page.fill('[data-testid="signin-name"]', PLAYER)
-        page.click('[data-testid="signin-button"]')
+        started = time.monotonic()
+        self.press('[data-testid="signin-button"]')
         page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
         page.wait_for_selector('[data-testid="connection-status"][data-state="online"]')
+        self.timed("sign-in to lobby online", started)
         page.check('#quick-form input[name="mode"][value="one_round"]', force=True)
         page.check('#quick-form input[name="variant"][value="twos-meld"]', force=True)
-        page.click('[data-testid="quick-start-button"]')
-        page.wait_for_selector(
-            '[data-testid="table-screen"]:not([hidden])', timeout=TABLE_FORMED_MS
-        )
+        started = time.monotonic()
+        self.press('[data-testid="quick-start-button"]')
+        page.wait_for_selector('[data-testid="hand-tile"]', timeout=TABLE_FORMED_MS)
+        self.timed("start to first hand", started)
         mode = page.inner_text('[data-testid="match-mode"]')
         assert mode == self.en["mode.one_round"], seen(page, "mode")
 
@@ -529,9 +559,11 @@ class Player:
         version = self.version()
         label = self.page.inner_text('[data-testid="draw-button"]')
         assert label == self.en["action.draw"], seen(self.page, "draw")
-        self.page.click('[data-testid="draw-button"]')
+        started = time.monotonic()
+        self.press('[data-testid="draw-button"]')
         self.rest_pointer()
         self.after(version)
+        self.timed("move round trip", started)
         self.page.wait_for_function(MY_TURN_JS)
 
     def discard(self) -> None:
@@ -539,11 +571,13 @@ class Player:
         version = self.version()
         self.rest_pointer()
         if page.is_visible('[data-testid="clear-selection"]'):
-            page.click('[data-testid="clear-selection"]')
-        page.locator('[data-testid="hand-tile"]').first.click()
-        page.click('[data-testid="discard-button"]')
+            self.press('[data-testid="clear-selection"]')
+        self.press('[data-testid="hand-tile"] >> nth=0')
+        started = time.monotonic()
+        self.press('[data-testid="discard-button"]')
         self.rest_pointer()
         self.after(version)
+        self.timed("move round trip", started)
 
     def play_until_play_phase(self, label: str, seconds: float) -> bool:
         """Draw or discard on each of this seat's turns until it is in the play phase.
@@ -783,6 +817,76 @@ def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
             with contextlib.suppress(Exception):
                 version, state = games.read(player.table_id)
                 exc.add_note(f"the server holds version {version}: {dumps(state)}")
+            exc.add_note(f"python -m local said:\n{stack.tail()}")
+            raise
+        finally:
+            context.close()
+            browser.close()
+
+
+def test_a_whole_round_on_a_phone_by_touch(stack: LocalStack) -> None:
+    """390x844 with touch events: a one-round match from sign-in to the match's result,
+    every move a tap; the hand stays on screen. The timings go to artifacts/browser/."""
+    assert stack.aws_url is not None and sync_api is not None
+    games = Games(stack.aws_url)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        context = browser.new_context(
+            viewport={"width": 390, "height": 844}, locale="en-US", has_touch=True, is_mobile=True
+        )
+        page = context.new_page()
+        page.set_default_timeout(UI_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        player = Player(page, stack, games)
+        player.touch = True
+        try:
+            player.sit_down()
+            snap(page, "phone-first-hand")
+            hand_shown = page.evaluate(HAND_ON_SCREEN_JS)
+            assert hand_shown, seen(page, "phone-hand-off-screen")
+            deadline = time.monotonic() + ROUND_S
+            turns = 0
+            between: list[dict[str, Any]] = []
+            while (phase := player.my_turn()) != "round_over":
+                assert time.monotonic() < deadline, f"the round goes on; {seen(page, 'long')}"
+                assert page.evaluate(HAND_ON_SCREEN_JS), seen(page, f"phone-turn-{turns}")
+                if turns == 2 and not between:
+                    between = page.evaluate(LOG_SINCE_JS, arg=player.last_discard)
+                    snap(page, "phone-move-log")
+                if phase == "draw":
+                    player.draw()
+                else:
+                    player.discard()
+                    player.last_discard = player.version()
+                    turns += 1
+            # Between two of this seat's turns, the log showed each bot's draw and discard.
+            seats = {entry["seat"] for entry in between if entry["seat"] != str(player.seat)}
+            kinds = {entry["type"] for entry in between}
+            assert len(seats) == 3 and {"draw", "discard"} <= kinds, between
+            assert all(e["text"] and "{" not in e["text"] for e in between), between
+            _, state = games.read(player.table_id)
+            assert state.round_over, seen(page, "round-over")
+            page.wait_for_selector('[data-testid="round-result"]', state="visible")
+            snap(page, "phone-round-result")
+            page.tap('[data-testid="round-result-close"]')
+            page.wait_for_selector('[data-testid="match-result"]', state="visible")
+            assert page.inner_text('[data-testid="match-verdict"]'), seen(page, "verdict")
+            snap(page, "phone-match-result")
+            page.tap('[data-testid="match-result-lobby"]')
+            page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+            assert turns > 0 and errors == [], (turns, errors)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            timings = {
+                name: {"n": len(v), "median_s": sorted(v)[len(v) // 2], "max_s": max(v)}
+                for name, v in player.timings.items()
+            }
+            (ARTIFACTS / "phone-timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+            print(json.dumps(timings))
+        except BaseException as exc:
+            exc.add_note(seen(page, "phone-failure"))
             exc.add_note(f"python -m local said:\n{stack.tail()}")
             raise
         finally:

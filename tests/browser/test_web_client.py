@@ -12,6 +12,7 @@ Needs the ``playwright`` package and a Chromium (``CHROMIUM`` or
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -23,6 +24,9 @@ from typing import Any, get_args
 
 import pytest
 
+from shared_engine.tiles import NAMES, VALUES, parse_tiles
+from shared_engine.view import pile_state
+
 pytestmark = pytest.mark.browser
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -31,7 +35,12 @@ WEB = Path(__file__).resolve().parents[2] / "web"
 ORIGIN = "http://canasta.test"
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 LANGS = ("en", "fr", "it", "pl", "hu", "ro")
-TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+TYPES = {
+    ".html": "text/html",
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".json": "application/json",
+}
 
 
 def token(player_id: str = "p-ana", name: str = "Ana", ttl: int = 3600) -> str:
@@ -126,9 +135,16 @@ def open_client(browser: Any, server: Server) -> Iterator[Callable[..., Any]]:
         signed_in: bool = True,
         config: dict[str, Any] | None = None,
         width: int = 390,
+        height: int = 844,
+        touch: bool = False,
         lang: str = "en",
     ) -> Any:
-        context = browser.new_context(viewport={"width": width, "height": 844}, locale="en-US")
+        context = browser.new_context(
+            viewport={"width": width, "height": height},
+            locale="en-US",
+            has_touch=touch,
+            is_mobile=touch,
+        )
         contexts.append(context)
         settings = (
             config
@@ -166,7 +182,28 @@ def seats(connected: tuple[bool, bool, bool, bool] = (True, True, True, True)) -
 def meld(rank: int, tiles: list[str], canasta: str | None = None) -> dict[str, Any]:
     size = len(tiles)
     stripe = "red" if size >= 7 else "yellow" if size == 6 else None
-    return {"rank": rank, "tiles": tiles, "canasta": canasta, "compact": size > 5, "stripe": stripe}
+    wilds = sum(1 for t in tiles if t == "JK" or (t.startswith("2") and len(t) == 2 and rank != 2))
+    return {
+        "rank": rank,
+        "tiles": tiles,
+        "canasta": canasta,
+        "compact": size > 5,
+        "stripe": stripe,
+        "wilds": wilds,
+    }
+
+
+def with_rule_facts(player_view: dict[str, Any]) -> dict[str, Any]:
+    """The figures the server adds about rules (shared_engine/view.py), from the engine."""
+    hand = parse_tiles(player_view["hand"])
+    blocked, pair = pile_state(hand, parse_tiles(player_view["discard"]))
+    facts = {
+        "tile_points": {NAMES[t]: VALUES[t] for t in hand},
+        "wild_ranks": [0, 2],
+        "pile_blocked": blocked,
+        "pile_pair": pair,
+    }
+    return {**facts, **player_view}
 
 
 def view(version: int = 3, **changes: Any) -> dict[str, Any]:
@@ -204,6 +241,7 @@ def view(version: int = 3, **changes: Any) -> dict[str, Any]:
         ],
     }
     player_view.update(changes.pop("view", {}))
+    player_view = with_rule_facts(player_view)
     message: dict[str, Any] = {
         "type": "view",
         "protocol": 1,
@@ -547,11 +585,17 @@ def test_refusals_are_translated_and_stale_views_adopted(
         "() => document.getElementById('error-text').textContent.includes('some_new_code')"
     )
     assert page.inner_text('[data-testid="error-text"]') != "some_new_code"
+    # The next move that goes through (a newer version) clears the stale refusal at once.
+    server.push(view(version=10, view={"stock_size": 29}))
+    page.wait_for_selector('[data-testid="error-banner"]', state="hidden", timeout=1000)
 
 
 def test_results(open_client: Callable[..., Any], server: Server) -> None:
     page = open_client()
     at_table(page, server)
+    revealed = {"1": ["9K", "3B"], "2": ["JK", "5R", "5Y"], "3": [], "4": ["13Y"]}
+    over = {"phase": "round_over", "went_out": 3, "revealed": revealed, "legal_actions": []}
+    server.push(view(version=4, view=over))
     score = {
         "melded": 455,
         "canastas": 300,
@@ -595,13 +639,26 @@ def test_results(open_client: Callable[..., Any], server: Server) -> None:
     assert page.inner_text('[data-testid="score-B-hands"]') == "-85"
     assert page.inner_text('[data-testid="total-A"]') == "3,200"
     assert page.inner_text('[data-testid="round-next"]') == "The match is over."
+    # The round's end shows who went out and every seat's tiles left in hand.
+    assert page.inner_text('[data-testid="went-out"]') == "Cy went out."
+    left = {
+        seat: page.eval_on_selector_all(
+            f'[data-testid="revealed-{seat}"] .tile', "els => els.map(e => e.dataset.tile)"
+        )
+        for seat in "1234"
+    }
+    assert left == revealed
     page.click('[data-testid="round-result-close"]')
     page.wait_for_selector('[data-testid="match-result"]', state="visible")
     assert page.inner_text('[data-testid="match-verdict"]') == "Your team won!"
     assert page.inner_text('[data-testid="match-reward"]') == "Your account: +3,000 points"
     server.push(view(version=5, match={**view()["match"], "status": "finished"}))
-    page.click('[data-testid="match-result-lobby"]')
+    page.click('[data-testid="play-again"]')
     page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    # The same length and variant again (this page did not start the match itself).
+    assert server.actions("queue") == [
+        {"action": "queue", "mode": "three_rounds", "variant": "twos-meld"}
+    ]
 
 
 def test_reconnects_and_resyncs(open_client: Callable[..., Any], server: Server) -> None:
@@ -650,38 +707,25 @@ def test_url_parameters_override_the_config(
 
 
 def test_every_language_is_complete(open_client: Callable[..., Any], server: Server) -> None:
+    """Each language's table (web/i18n/<lang>.json) has exactly English's keys, the page's
+    markup names only keys that exist, and every refusal code has a sentence."""
+    tables = {lang: json.loads((WEB / "i18n" / f"{lang}.json").read_text()) for lang in LANGS}
+    keys = set(tables["en"])
+    assert {lang: set(table) ^ keys for lang, table in tables.items()} == {
+        lang: set() for lang in LANGS
+    }
     page = open_client(signed_in=False)
-    missing = page.evaluate(
-        """async () => {
-            const { STRINGS } = await import('/web/i18n.js');
-            const keys = Object.keys(STRINGS.en);
-            const out = {};
-            for (const [lang, table] of Object.entries(STRINGS)) {
-                const gaps = keys.filter((k) => !(k in table));
-                const extra = Object.keys(table).filter((k) => !(k in STRINGS.en));
-                if (gaps.length || extra.length) out[lang] = { gaps, extra };
-            }
-            return out;
-        }"""
+    page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+    named = page.evaluate(
+        """() => ['data-i18n', 'data-i18n-aria', 'data-i18n-placeholder'].flatMap((a) =>
+            [...document.querySelectorAll(`[${a}]`)].map((el) => el.getAttribute(a)))"""
     )
-    assert missing == {}
-    undefined = page.evaluate(
-        """async () => {
-            const { STRINGS } = await import('/web/i18n.js');
-            const attrs = ['data-i18n', 'data-i18n-aria', 'data-i18n-placeholder'];
-            return attrs.flatMap((a) => [...document.querySelectorAll(`[${a}]`)]
-                .map((el) => el.getAttribute(a)).filter((key) => !(key in STRINGS.en)));
-        }"""
-    )
-    assert undefined == []
-    codes = page.evaluate(
-        """async () => Object.keys((await import('/web/i18n.js')).STRINGS.en)
-            .filter((k) => k.startsWith('error.')).map((k) => k.slice(6))"""
-    )
+    assert named and set(named) <= keys
+    codes = {k.removeprefix("error.") for k in keys if k.startswith("error.")}
     from services.common.protocol import ServiceErrorCode
     from shared_engine.errors import ERROR_CODES
 
-    assert set(ERROR_CODES) | set(get_args(ServiceErrorCode)) <= set(codes)
+    assert set(ERROR_CODES) | set(get_args(ServiceErrorCode)) <= codes
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -722,3 +766,244 @@ def test_sign_in_explains_what_is_missing(open_client: Callable[..., Any], serve
         "Un nome ha da 1 a 24 lettere, cifre o spazi."
     )
     assert server.urls == []
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
+FULL_HAND = [
+    "1R",
+    "4Y",
+    "5K",
+    "6B",
+    "7R",
+    "7Y",
+    "8K",
+    "9B",
+    "10R",
+    "11Y",
+    "12K",
+    "13B",
+    "13R",
+    "2Y",
+    "JK",
+]
+BIG_MELDS = {
+    "A": [
+        meld(10, ["10R", "10Y", "10K", "10B", "2K"]),
+        meld(11, ["11R", "11Y", "11K", "11B", "11R"]),
+        meld(12, ["12R", "12Y", "12K", "12B", "12R", "12Y", "JK"], "dirty"),
+        meld(8, ["8R"] * 7, "clean"),
+        meld(4, ["4R", "4Y", "4K"]),
+    ],
+    "B": [
+        meld(13, ["13R", "13Y", "13K", "13B"]),
+        meld(6, ["6R", "6Y", "6K", "6B", "6R", "JK", "2B"], "dirty"),
+        meld(9, ["9R", "9Y", "9K", "2R"]),
+        meld(1, ["1R", "1Y", "1K", "1B", "1R", "1Y"]),
+    ],
+}
+
+
+def screenshot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def boxes(page: Any, selector: str) -> list[dict[str, float]]:
+    return page.eval_on_selector_all(
+        selector,
+        """els => els.map(e => { const r = e.getBoundingClientRect();
+            return {x: r.x, y: r.y, w: r.width, h: r.height}; })""",
+    )
+
+
+def in_viewport(page: Any, selector: str) -> bool:
+    size = page.viewport_size
+    found = boxes(page, selector)
+    return bool(found) and all(
+        b["x"] >= 0
+        and b["y"] >= 0
+        and b["x"] + b["w"] <= size["width"] + 0.5
+        and b["y"] + b["h"] <= size["height"] + 0.5
+        for b in found
+    )
+
+
+def no_rank_overlap(page: Any) -> None:
+    """Inside each meld, no tile's rank is covered by the next tile (drawn over it)."""
+    for meld_el in page.query_selector_all('[data-testid^="meld-"]'):
+        tiles = meld_el.query_selector_all(".tile")
+        for a, b in itertools.pairwise(tiles):
+            rank = a.query_selector(".tn")
+            rank_box, next_box = rank.bounding_box() if rank else None, b.bounding_box()
+            assert rank_box and next_box, meld_el.get_attribute("data-testid")
+            assert rank_box["x"] + rank_box["width"] <= next_box["x"] + 0.5, (
+                meld_el.get_attribute("data-testid"),
+                rank_box,
+                next_box,
+            )
+
+
+TOUCH_TARGETS = (
+    '[data-testid="hand-tile"]',
+    ".actions button",
+    '[data-testid="suggestion"]',
+    '[data-testid="stock"]',
+    '[data-testid="pile"]',
+    'button[data-testid^="meld-A-"]',
+)
+
+
+def big_view(**changes: Any) -> dict[str, Any]:
+    legal = [
+        {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "JK"]}]},
+        {"type": "meld", "melds": [{"rank": 13, "tiles": ["13B", "13R", "2Y"]}]},
+    ] + [{"type": "discard", "tile": t} for t in FULL_HAND]
+    return view(view={"hand": FULL_HAND, "melds": BIG_MELDS, "legal_actions": legal, **changes})
+
+
+def test_phone_first_screen_shows_the_hand(open_client: Callable[..., Any], server: Server) -> None:
+    """390x844, touch: the hand and the actions are on the first screen of a round, and
+    stay there while the table and both teams' melds scroll above them."""
+    page = open_client(width=390, height=844, touch=True)
+    at_table(page, server, big_view())
+    page.wait_for_timeout(100)
+    assert page.evaluate("scrollY") == 0
+    assert len(hand(page)) == 15
+    assert in_viewport(page, '[data-testid="hand-tile"]')
+    assert in_viewport(page, ".actions button")
+    assert in_viewport(page, '[data-testid="turn-indicator"]')
+    assert in_viewport(page, '[data-testid="pile"]')
+    assert in_viewport(page, '[data-testid="move-log"] li:last-child'), "the newest move is shown"
+    dock_top = boxes(page, '[data-testid="dock"]')[0]["y"]
+    newest = boxes(page, '[data-testid="move-log"] li:last-child')[0]
+    assert newest["y"] + newest["h"] <= dock_top, "the newest move is not under the dock"
+    screenshot(page, "phone-390x844")
+    for selector in TOUCH_TARGETS:
+        small = [b for b in boxes(page, selector) if b["w"] < 44 or b["h"] < 44]
+        assert small == [], selector
+    for team in ("A", "B"):
+        page.locator(f'[data-testid="team-{team}"]').scroll_into_view_if_needed()
+        assert page.locator(f'[data-testid="team-{team}"]').is_visible()
+        assert in_viewport(page, '[data-testid="hand-tile"]'), f"team {team}'s melds hide the hand"
+    screenshot(page, "phone-390x844-melds")
+    no_rank_overlap(page)
+    overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
+    assert overflow <= 0
+
+
+def test_phone_sideways(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(width=844, height=390, touch=True)
+    at_table(page, server, big_view())
+    page.wait_for_timeout(100)
+    screenshot(page, "phone-844x390")
+    assert in_viewport(page, '[data-testid="hand-tile"]')
+    assert in_viewport(page, ".actions button")
+    assert in_viewport(page, '[data-testid="pile"]')
+    assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0
+
+
+def test_laptop_turn_fits_without_scrolling(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    """1366x768: hand, actions, pile, both teams' melds, scores and thresholds at once."""
+    page = open_client(width=1366, height=768)
+    at_table(page, server, big_view())
+    page.wait_for_timeout(100)
+    screenshot(page, "laptop-1366x768")
+    assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 0
+    for selector in (
+        '[data-testid="hand-tile"]',
+        ".actions button",
+        '[data-testid="suggestion"]',
+        '[data-testid="pile"]',
+        '[data-testid="stock"]',
+        '[data-testid="match-totals"]',
+        '[data-testid="opening-A"]',
+        '[data-testid="opening-B"]',
+        '[data-testid^="meld-A-"]',
+        '[data-testid^="meld-B-"]',
+        '[data-testid^="seat-count-"]',
+    ):
+        assert in_viewport(page, selector), selector
+    no_rank_overlap(page)
+
+
+def test_pile_hints_confirmations_and_the_background_title(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    page = open_client()
+    legal = [
+        {"type": "meld", "melds": [{"rank": 8, "tiles": ["2Y"]}]},
+        {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]},
+        {"type": "discard", "tile": "JK"},
+    ]
+    at_table(page, server, view(view={"legal_actions": legal}))
+    # Hints from the legal moves: the 2 extends the team's 8s; the new 7s are not marked.
+    hinted = page.eval_on_selector_all(
+        '[data-testid="hand-tile"][data-hint]',
+        "els => els.map(e => e.dataset.tile + ':' + e.dataset.hint)",
+    )
+    assert hinted == ["2Y:extend"]
+    # The pile is public: every tile of it, oldest first.
+    page.click('[data-testid="pile-browse"]')
+    page.wait_for_selector('[data-testid="pile-dialog"]', state="visible")
+    shown = page.eval_on_selector_all(
+        '[data-testid="pile-tiles"] .tile', "els => els.map(e => e.dataset.tile)"
+    )
+    assert shown == ["4K", "2R"]
+    page.click('[data-testid="pile-dialog-close"]')
+    # A wild is discarded only once confirmed.
+    page.locator('[data-testid="hand-tile"][data-tile="JK"]').click()
+    page.click('[data-testid="discard-button"]')
+    page.wait_for_selector('[data-testid="confirm-dialog"]', state="visible")
+    assert "wild" in page.inner_text('[data-testid="confirm-text"]')
+    page.click('[data-testid="confirm-no"]')
+    page.wait_for_timeout(100)
+    assert server.actions("play") == []
+    page.click('[data-testid="discard-button"]')
+    page.click('[data-testid="confirm-yes"]')
+    page.wait_for_timeout(100)
+    assert [m["move"] for m in server.actions("play")] == [{"type": "discard", "tile": "JK"}]
+    # The player's turn coming round in a background tab shows in its title.
+    page.evaluate("Object.defineProperty(document, 'visibilityState', {get: () => 'hidden'})")
+    server.push(view(version=4, view={"turn": 2, "legal_actions": []}))
+    server.push(view(version=5))
+    page.wait_for_function("() => document.title.startsWith('●')")
+    assert page.evaluate("document.title") == "● Your turn — Tile Canasta"
+
+
+def test_quick_messages(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client(touch=True)
+    at_table(page, server)
+    page.tap('[data-testid="quick-messages"] summary')
+    page.tap('[data-testid="say-well_played"]')
+    page.wait_for_timeout(100)
+    assert server.actions("say") == [{"action": "say", "table_id": "t1", "phrase": "well_played"}]
+    assert page.is_hidden('[data-testid="say-well_played"]')
+    server.push({"type": "said", "table_id": "t1", "seat": 3, "phrase": "hurry_up"})
+    page.wait_for_selector('[data-testid="said-3"]')
+    assert page.inner_text('[data-testid="said-3"]') == "Hurry up, please!"
+    page.select_option('[data-testid="language-select"]', "pl")
+    assert page.inner_text('[data-testid="said-3"]') == "Pospiesz się, proszę!"
+
+
+@pytest.mark.parametrize("lang", ["en", "ro"])
+def test_how_to_play_from_the_table(
+    open_client: Callable[..., Any], server: Server, lang: str
+) -> None:
+    page = open_client(lang=lang)
+    at_table(page, server)
+    page.click('[data-testid="howto-button"]')
+    page.wait_for_selector('[data-testid="howto"]', state="visible")
+    text = page.inner_text('[data-testid="howto"]')
+    table = json.loads((WEB / "i18n" / f"{lang}.json").read_text())
+    for key in ("howto.pile", "howto.canastas", "howto.opening"):
+        assert table[key] in text
+    rows = page.eval_on_selector_all(
+        '[data-testid="howto-thresholds"] li', "els => els.map(e => e.textContent)"
+    )
+    assert len(rows) == 5 and rows[-1].endswith("150")
+    page.click('[data-testid="howto-close"]')
+    assert page.is_hidden('[data-testid="howto"]')

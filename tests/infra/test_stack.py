@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_RE
 
 STAGES = ("dev", "prod")
 LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "balance"}
-ROUTES = {"$connect", "$disconnect", "play", "sync", "$default", *LOBBY_ROUTES}
+ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
     "dynamodb:GetItem",
     "dynamodb:PutItem",

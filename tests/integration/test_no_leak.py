@@ -44,6 +44,8 @@ def tile_names(value: Any) -> Counter[str]:
 
 def public_tiles(state: RoundState) -> set[str]:
     tiles = {NAMES[t] for t in state.discard}
+    if state.round_over:  # the round's result shows every hand (PlayerView.revealed)
+        tiles |= {NAMES[t] for hand in state.hands for t in hand}
     tiles |= {NAMES[t] for team in state.melds for meld in team for t in meld}
     tiles |= {NAMES[t] for team in state.bonus_threes for t in team}
     return tiles
@@ -151,3 +153,31 @@ def test_the_seat_a_message_goes_to_is_the_seat_of_its_connection(harness: Harne
             if message["type"] == "view":
                 assert message["seat"] == seat
                 assert message["view"]["seat"] == seat
+
+
+def test_the_move_log_of_auto_played_turns_is_public(harness: Harness) -> None:
+    """Three seats away: each of their turns is auto-played in one write (draw, then
+    discard), and the view that follows lists those moves for the log. A draw names no
+    tile; every tile a move names was public at that version (or the seat's own)."""
+    conns = harness.start_table("log", ["g1", "g2", "g3", "g4"], MatchMode.ONE_ROUND)
+    for seat in (2, 3, 4):
+        harness.disconnect(conns[seat])
+    harness.settle()
+    play_match(harness, {1: conns[1]}, "log", seed=3)
+    versions = states_by_version(harness.store.history("log"))
+    logged: list[dict[str, Any]] = []
+    for message in harness.received(conns[1]):
+        if message["type"] != "view" or not message["moves"]:
+            continue
+        state = versions.at(message["version"])
+        assert message["moves"][-1] == message["last_action"]
+        for move in message["moves"]:
+            if move["type"] in ("draw", "joker_button"):
+                assert set(move) <= {"seat", "type", "auto", "bonus_threes", "went_out"}, move
+            named = set(tile_names(move))
+            assert named <= public_tiles(state), f"v{message['version']}: {move}"
+            logged.append(move)
+    others = [m for m in logged if m["seat"] != 1]
+    assert others and all(m["auto"] for m in others)
+    kinds = {(m["seat"], m["type"]) for m in others}
+    assert {(s, t) for s in (2, 3, 4) for t in ("draw", "discard")} <= kinds, kinds

@@ -209,3 +209,37 @@ def test_a_second_tab_takes_the_seat_over_and_the_first_is_told(harness: Harness
     harness.disconnect(first)
     harness.settle()
     assert harness.table("tabs").connections[1] == second, "closing the old tab frees nothing"
+
+
+def test_an_old_tab_stays_refused_after_the_newer_one_closes(harness: Harness) -> None:
+    """The seat has no connection then, but the old tab is still not the player's: refused.
+
+    Only a reconnect (the player's newest connection) takes the seat back.
+    """
+    conns, _ = _start(harness, "closed-tab")
+    first = conns[1]
+    second = harness.connect("q1")
+    assert second is not None
+    harness.settle()
+    harness.disconnect(second)
+    harness.settle()
+    assert harness.table("closed-tab").connections[1] is None
+    version = harness.table("closed-tab").version
+    harness.send(
+        first,
+        {"action": "play", "table_id": "closed-tab", "version": version, "move": {"type": "draw"}},
+    )
+    assert harness.received(first)[-1]["code"] == "opened_elsewhere"
+    harness.send(first, {"action": "sync"})
+    assert harness.received(first)[-1]["code"] == "opened_elsewhere"
+    table = harness.table("closed-tab")
+    assert table.version == version, "a refused move leaves the table unchanged"
+    assert table.connections[1] is None, "the old tab does not take the seat back"
+
+    third = harness.connect("q1")
+    assert third is not None
+    harness.settle()
+    assert harness.table("closed-tab").connections[1] == third
+    harness.send(third, {"action": "sync"})
+    current = harness.last(third)
+    assert current is not None and current["seat"] == 1, "a reconnect takes the seat back"

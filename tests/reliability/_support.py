@@ -23,6 +23,7 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 from local.aws import HANDLER_MODULES, LocalAws, reset
+from local.iam import current_entry_point
 from services.common.audit import replay
 from services.ledger.book import Ledger, Posting
 from shared_engine import (
@@ -105,7 +106,7 @@ def entry_point() -> str | None:
 
     The outermost frame in a ``services/<name>/handler.py`` is the function the
     platform invoked; calls made by the dispatcher, the gateway or a test are
-    not inside one.
+    not inside one. Off the handler's own thread, its context names it.
     """
     frame = sys._getframe(2)
     found = None
@@ -114,6 +115,10 @@ def entry_point() -> str | None:
         if service is not None:
             found = f"{service}.{frame.f_code.co_name}"
         frame = frame.f_back  # type: ignore[assignment]
+    if found is None and (entered := current_entry_point()) is not None:
+        # A handler's own worker thread (its concurrent pushes) runs in a copy of its context.
+        _, service, _, function = entered.split(".")
+        found = f"{service}.{function}"
     return found
 
 

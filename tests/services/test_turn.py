@@ -242,8 +242,9 @@ def test_bad_messages_are_refused_before_anything_changes(
 
 
 def test_a_message_of_exactly_the_limit_is_read(
-    deps: dict[str, Any], pusher: RecordingPusher, dealt: RoundState
+    deps: dict[str, Any], pusher: RecordingPusher, presence: PresenceStore, dealt: RoundState
 ) -> None:
+    presence.add_connection("c1", "p1", "P1", 1_800_000_000.0, 3600)
     turn = build(TurnService, deps, max_message_bytes=64)
     body = '{"action": "sync"}'
     body = body[:-1] + " " * (64 - len(body)) + "}"
@@ -423,8 +424,13 @@ def test_a_timer_after_the_draw_only_discards(
 
 
 def test_sync_sends_the_view_to_the_new_connection_and_moves_the_seat(
-    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
 ) -> None:
+    presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
     turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
     (message,) = pusher.sent
     assert message[0] == "c3-new"
@@ -501,3 +507,40 @@ def test_telemetry_counts_refusals(
     turn.receive(("p1", "P1"), "c1", "x" * 9000)
     assert telemetry.metrics.get("refused_malformed") == 1
     assert telemetry.metrics.get("refused_message_too_large") == 1
+
+
+def test_a_quick_message_is_shown_to_the_whole_table_by_the_seat(
+    turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
+) -> None:
+    before = store.history("t1")
+    body = {"action": "say", "table_id": "t1", "phrase": "well_played", "cid": "s-1"}
+    turn.receive(("p3", "P3"), "c3", json.dumps(body))
+    _unchanged(store, before)
+    said = {"type": "said", "table_id": "t1", "seat": 3, "phrase": "well_played"}
+    assert pusher.to("c3") == [{**said, "cid": "s-1"}]
+    for seat in (1, 2, 4):
+        assert pusher.to(f"c{seat}") == [said]
+
+
+@pytest.mark.parametrize(
+    ("player", "body", "code"),
+    [
+        (("p1", "P1"), {"action": "say", "table_id": "t1", "phrase": "you are bad"}, "malformed"),
+        (("x9", "X9"), {"action": "say", "table_id": "t1", "phrase": "thanks"}, "not_seated"),
+        (("p1", "P1"), {"action": "say", "table_id": "t404", "phrase": "thanks"}, "not_seated"),
+    ],
+)
+def test_only_the_fixed_phrases_from_a_seat_are_said(
+    *,
+    turn: TurnService,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    player: tuple[str, str],
+    body: dict[str, Any],
+    code: str,
+) -> None:
+    """No free text: a phrase outside the set is malformed; no seat, no say."""
+    turn.receive(player, "c1", json.dumps(body))
+    (message,) = pusher.sent
+    assert message[0] == "c1" and message[1]["type"] == "error"
+    assert message[1]["code"] == code

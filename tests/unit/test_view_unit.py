@@ -152,3 +152,32 @@ def test_meld_view_canasta_flag_can_2_can_3(meld: list[str], rank: int, kind: st
     assert meld_view.rank == rank
     assert meld_view.canasta == kind
     assert sorted(meld_view.tiles) == sorted(meld)
+
+
+def test_the_rule_facts_a_client_shows_come_with_the_view() -> None:
+    """Tile values (the value table), wilds, PILE-1 and PILE-2, and each meld's wilds:
+    the client copies none of these rules."""
+    view = player_view(table(), 1)
+    assert view.tile_points == {"1R": 25, "4R": 5, "2R": 20}
+    assert view.wild_ranks == [0, 2]
+    assert (view.pile_blocked, view.pile_pair) == (False, False)
+    assert player_view(table(hands={**HANDS, "1": ["4R", "4Y", "1R"]}), 1).pile_pair
+    for top in ("2K", "3B", "JK"):
+        blocked = player_view(table(discard=["4B", top], hands={**HANDS, "1": ["2R", "2Y"]}), 1)
+        assert (blocked.pile_blocked, blocked.pile_pair) == (True, False), top
+    empty = player_view(table(discard=[]), 1)
+    assert (empty.pile_blocked, empty.pile_pair) == (False, False)
+    melds = {"A": [["7R", "7K", "7B", "2Y", "2K"], ["2Y", "2K", "2B", "JK"]], "B": []}
+    shown = player_view(table(melds=melds), 1).melds["A"]
+    assert {m.rank: m.wilds for m in shown} == {7: 2, 2: 1}
+
+
+def test_hands_are_revealed_only_once_the_round_is_over() -> None:
+    """Every seat's leftover tiles are the round's result (SCORE-1), never before."""
+    for seat in (1, 2, 3, 4):
+        assert player_view(table(), seat).revealed is None
+    over = player_view(table(phase="round_over", went_out=1), 2)
+    assert over.revealed is not None
+    assert {s: sorted(t) for s, t in over.revealed.items()} == {
+        s: sorted(t) for s, t in HANDS.items()
+    }

@@ -1,0 +1,275 @@
+// The state module under node's own test runner: server messages and intents in,
+// state and effects out, no DOM.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import * as S from "../../web/state.js";
+
+
+function meld(rank, tiles, wilds = 0) {
+  return { rank, tiles, canasta: null, compact: tiles.length > 5, stripe: null, wilds };
+}
+
+/** A view for seat 1 (team A) in the play phase; `view` overrides the table view. */
+function viewMessage(version = 3, view = {}, extra = {}) {
+  return {
+    type: "view",
+    table_id: "t1",
+    version,
+    seat: 1,
+    seats: {},
+    match: { mode: "one_round", variant: "twos-meld", stake: 0, round: 1, totals: { A: 0, B: 0 }, status: "playing" },
+    turn_deadline: null,
+    last_action: null,
+    view: {
+      seat: 1,
+      team: "A",
+      variant: "twos-meld",
+      phase: "play",
+      turn: 1,
+      hand: ["9K", "2Y", "7R", "JK", "7B", "13Y", "7Y", "9R"],
+      hand_sizes: { 1: 8, 2: 11, 3: 9, 4: 12 },
+      melds: { A: [meld(8, ["8R", "8Y", "8K"])], B: [] },
+      discard: ["4K"],
+      stock_size: 40,
+      account_jokers: 1,
+      joker_button_used: false,
+      legal_actions: [{ type: "discard", tile: "9K" }],
+      round_scores: null,
+      thresholds: { A: 50, B: 50 },
+      tile_points: { "9K": 5, "2Y": 20, "7R": 5, JK: 50, "7B": 5, "13Y": 10, "7Y": 5, "9R": 5 },
+      wild_ranks: [0, 2],
+      pile_blocked: false,
+      pile_pair: false,
+      ...view,
+    },
+    ...extra,
+  };
+}
+
+function atTable(view) {
+  const state = S.initialState();
+  state.signedIn = true;
+  S.receive(state, view || viewMessage());
+  return state;
+}
+
+function select(state, ...tiles) {
+  for (const tile of tiles) {
+    const i = state.hand.findIndex((name, j) => name === tile && !state.selected.has(state.ids[j]));
+    assert.ok(i >= 0, `no unselected ${tile}`);
+    S.toggleTile(state, i);
+  }
+}
+
+test("the hand is sorted by rank and colour, the view's wilds last", () => {
+  const state = atTable();
+  assert.deepEqual(state.hand, ["7R", "7Y", "7B", "9R", "9K", "13Y", "2Y", "JK"]);
+  assert.equal(S.screen(state), "table");
+});
+
+test("an older version never replaces a newer one; a newer one clears a stale error", () => {
+  const state = atTable(viewMessage(5));
+  assert.deepEqual(S.receive(state, viewMessage(4, { stock_size: 1 })), []);
+  assert.equal(state.view.view.stock_size, 40);
+  const effects = S.receive(state, viewMessage(6, { stock_size: 39 }));
+  assert.equal(state.view.view.stock_size, 39);
+  assert.ok(effects.some((e) => e.kind === "clearError"));
+});
+
+test("stale_version adopts the view it carries, silently", () => {
+  const state = atTable();
+  const effects = S.receive(state, { type: "error", code: "stale_version", view: viewMessage(9, { stock_size: 30 }) });
+  assert.equal(state.view.version, 9);
+  assert.ok(!effects.some((e) => e.kind === "error"));
+});
+
+test("a refusal ends the wait and names its code; below_threshold gives the threshold", () => {
+  const state = atTable();
+  S.startMove(state, { type: "draw" });
+  assert.equal(state.busy, true);
+  const effects = S.receive(state, { type: "error", code: "below_threshold", message: "OPEN-1" });
+  assert.equal(state.busy, false);
+  assert.deepEqual(effects, [{ kind: "error", code: "below_threshold", params: { n: 50 } }]);
+});
+
+test("the selection's worth comes from the view's tile values", () => {
+  const state = atTable(viewMessage(3, { tile_points: { "9K": 7, "2Y": 1, "7R": 5, JK: 50, "7B": 5, "13Y": 10, "7Y": 5, "9R": 5 } }));
+  select(state, "9K", "2Y");
+  assert.equal(S.selectionPoints(state), 8);
+});
+
+test("the pickup button follows the view's pile facts", () => {
+  const draw = { phase: "draw", legal_actions: [{ type: "draw" }] };
+  let state = atTable(viewMessage(3, { ...draw, discard: ["9B"], pile_pair: true }));
+  assert.equal(S.moveOptions(state).on.take_pile, true);
+  state = atTable(viewMessage(3, { ...draw, discard: ["9B"], pile_pair: false }));
+  assert.equal(S.moveOptions(state).why.take_pile, "why.noPair");
+  state = atTable(viewMessage(3, { ...draw, discard: ["9B"], pile_blocked: true, pile_pair: true }));
+  assert.equal(S.moveOptions(state).why.take_pile, "error.pile_blocked");
+  state = atTable(viewMessage(3, { ...draw, discard: [] }));
+  assert.equal(S.moveOptions(state).why.take_pile, "error.pile_empty");
+  state = atTable(viewMessage(3, { ...draw, turn: 2 }));
+  assert.deepEqual(S.moveOptions(state).why, {}, "nothing is explained on another seat's turn");
+});
+
+test("melds built from the selection: wilds spread, the meld of twos, a target", () => {
+  const state = atTable();
+  select(state, "7R", "7B", "JK");
+  assert.deepEqual(S.meldMove(state).move, { type: "meld", melds: [{ rank: 7, tiles: ["7R", "7B", "JK"] }] });
+  S.clearSelection(state);
+  select(state, "9R", "9K", "7R", "7Y", "7B", "2Y", "JK");
+  assert.deepEqual(S.meldMove(state).move.melds, [
+    { rank: 7, tiles: ["7R", "7Y", "7B", "JK"] },
+    { rank: 9, tiles: ["9R", "9K", "2Y"] },
+  ]);
+  S.clearSelection(state);
+  select(state, "2Y", "JK");
+  assert.deepEqual(S.meldMove(state).move.melds, [{ rank: 2, tiles: ["2Y", "JK"] }]);
+  S.clearSelection(state);
+  select(state, "2Y");
+  assert.deepEqual(S.meldMove(state, 8).move.melds, [{ rank: 8, tiles: ["2Y"] }]);
+  S.clearSelection(state);
+  assert.equal(S.meldMove(state).hint, "hint.selectMeld");
+});
+
+test("wilds are what the view says they are", () => {
+  const state = atTable(viewMessage(3, { wild_ranks: [0] }));
+  select(state, "2Y", "JK");
+  assert.deepEqual(S.meldMove(state).move.melds, [{ rank: 2, tiles: ["2Y", "JK"] }], "a 2 that is not wild is a natural of rank 2");
+});
+
+test("a pickup takes the pile's rank with the selected pair; nothing selected, the first offered", () => {
+  const offered = { type: "take_pile", melds: [{ rank: 7, tiles: ["7R", "7Y"] }] };
+  const state = atTable(viewMessage(3, { phase: "draw", discard: ["7K"], legal_actions: [{ type: "draw" }, offered] }));
+  assert.deepEqual(S.takePileMove(state).move, offered);
+  select(state, "7R", "7Y", "2Y");
+  assert.deepEqual(S.takePileMove(state).move, { type: "take_pile", melds: [{ rank: 7, tiles: ["7R", "7Y", "2Y"] }] });
+  S.clearSelection(state);
+  select(state, "9R", "9K");
+  assert.equal(S.takePileMove(state).hint, "hint.selectPair");
+});
+
+test("of two identical tiles, the one used leaves and the other is not left selected", () => {
+  const state = atTable(viewMessage(3, { hand: ["7R", "7R", "7Y", "7B", "9K"] }));
+  select(state, "7R");
+  const { move, used } = S.discardMove(state);
+  assert.deepEqual(move, { type: "discard", tile: "7R" });
+  const message = S.startMove(state, move, used);
+  assert.deepEqual(message, { action: "play", table_id: "t1", version: 3, move });
+  S.receive(state, viewMessage(4, { hand: ["7R", "7Y", "7B", "9K"] }));
+  assert.equal(state.selected.size, 0);
+  assert.equal(state.busy, false);
+});
+
+test("tiles that arrive are marked new; a new round starts with nothing selected", () => {
+  const state = atTable();
+  select(state, "9K");
+  S.receive(state, viewMessage(4, { hand: [...viewMessage().view.hand, "5R"] }));
+  assert.deepEqual([...state.newTiles].map((i) => state.hand[i]), ["5R"]);
+  assert.equal(S.selectedTiles(state).join(), "9K");
+  S.receive(state, viewMessage(5, {}, { match: { ...viewMessage().match, round: 2 } }));
+  assert.equal(state.selected.size, 0);
+});
+
+test("the player's turn starting is an effect (for a background tab's title)", () => {
+  const state = atTable(viewMessage(3, { turn: 2 }));
+  const effects = S.receive(state, viewMessage(4, { turn: 1 }));
+  assert.ok(effects.some((e) => e.kind === "yourTurn"));
+  assert.ok(!S.receive(state, viewMessage(5, { turn: 1 })).some((e) => e.kind === "yourTurn"));
+});
+
+test("queue, timeout and wait on", () => {
+  const state = S.initialState();
+  state.signedIn = true;
+  S.receive(state, { type: "queued", mode: "arena", variant: "classic", stake: 500, expires_at: 100 });
+  assert.equal(state.queued.stake, 500);
+  assert.deepEqual(S.receive(state, { type: "queue_left", reason: "timeout" }), []);
+  assert.equal(state.queued, null);
+  assert.deepEqual(S.waitOnMessage(state), { action: "queue", mode: "arena", variant: "classic", stake: 500 });
+  S.receive(state, { type: "queued", mode: "one_round", variant: "classic", expires_at: 100 });
+  assert.equal(S.queueOverdue(state, 100 + S.QUEUE_GRACE - 1), false);
+  assert.equal(S.queueOverdue(state, 100 + S.QUEUE_GRACE + 1), true);
+  assert.equal(state.quiet.leave, 1);
+  assert.deepEqual(S.receive(state, { type: "error", code: "not_queued" }), [], "the answer to our own leave is quiet");
+});
+
+test("a reconnect forgets the queue; opened elsewhere stops", () => {
+  const state = S.initialState();
+  S.receive(state, { type: "lobby", code: "ABCD", seats: {} });
+  assert.deepEqual(S.opened(state), [{ kind: "notice", key: "queueLeft.disconnected" }]);
+  assert.equal(state.lobby, null);
+  assert.deepEqual(S.receive(state, { type: "opened_elsewhere" }), [{ kind: "stop" }]);
+  assert.equal(state.elsewhere, true);
+});
+
+test("results queue one after the other; leaving an ended match hides its table", () => {
+  const state = atTable();
+  assert.deepEqual(S.receive(state, { type: "round_result", round: 1 }), [{ kind: "dialog" }]);
+  assert.deepEqual(S.receive(state, { type: "match_result", winner: "A" }), []);
+  assert.equal(S.dialogClosed(state, "ok"), false);
+  S.nextDialog(state);
+  assert.equal(state.dialog.kind, "match");
+  assert.equal(S.dialogClosed(state, "lobby"), true);
+  S.backToLobby(state);
+  assert.equal(S.screen(state), "lobby");
+  S.receive(state, viewMessage(9, {}, { match: { ...viewMessage().match, status: "finished" } }));
+  assert.equal(S.screen(state), "lobby", "the dismissed table's final view is not shown again");
+});
+
+test("the log gathers every move the views bring, once, and starts again each round", () => {
+  const state = atTable(viewMessage(3, { turn: 2 }));
+  const bobs = [
+    { seat: 2, type: "draw", auto: true },
+    { seat: 2, type: "discard", tile: "9B", auto: true },
+  ];
+  S.receive(state, viewMessage(4, { turn: 3 }, { moves: bobs, last_action: bobs[1] }));
+  S.receive(state, viewMessage(4, { turn: 3 }, { moves: bobs, last_action: bobs[1] }));
+  S.receive(state, viewMessage(2, { turn: 3 }, { moves: bobs, last_action: bobs[1] }));
+  assert.deepEqual(state.log.map((m) => [m.seat, m.type, m.version]), [[2, "draw", 4], [2, "discard", 4]]);
+  const last = { seat: 3, type: "take_pile", pile_size: 5, melds: [{ rank: 9, tiles: ["9R", "9Y", "9B"] }], auto: true };
+  S.receive(state, viewMessage(5, { turn: 3 }, { last_action: last }));
+  assert.equal(state.log.length, 3, "a view without its write's moves still logs its last action");
+  S.receive(state, viewMessage(6, {}, { match: { ...viewMessage().match, round: 2 } }));
+  assert.deepEqual(state.log, []);
+});
+
+test("a discard asks first for a wild, or for going out while the partner holds tiles", () => {
+  let state = atTable();
+  select(state, "9K");
+  assert.equal(S.discardMove(state).confirm, undefined);
+  S.clearSelection(state);
+  select(state, "JK");
+  assert.equal(S.discardMove(state).confirm.key, "confirm.wild");
+  state = atTable(viewMessage(3, { hand: ["7R"], hand_sizes: { 1: 1, 2: 5, 3: 4, 4: 6 } }));
+  select(state, "7R");
+  assert.deepEqual(S.discardMove(state).confirm, { key: "confirm.goOut", params: { n: 4 } });
+  state = atTable(viewMessage(3, { hand: ["7R"], hand_sizes: { 1: 1, 2: 5, 3: 0, 4: 6 } }));
+  select(state, "7R");
+  assert.equal(S.discardMove(state).confirm, undefined, "the partner is out of tiles: nothing to warn of");
+});
+
+test("hints come from the legal moves: tiles extending a team meld, the pair for the pile", () => {
+  const extend = { type: "meld", melds: [{ rank: 8, tiles: ["2Y"] }] };
+  const fresh = { type: "meld", melds: [{ rank: 7, tiles: ["7R", "7Y", "7B"] }] };
+  let state = atTable(viewMessage(3, { legal_actions: [extend, fresh] }));
+  const marked = (st) => [...S.handHints(st)].map(([i, kind]) => `${st.hand[i]}:${kind}`).sort();
+  assert.deepEqual(marked(state), ["2Y:extend"], "a new meld is a suggestion, not an extension");
+  const pickup = { type: "take_pile", melds: [{ rank: 9, tiles: ["9R", "9K"] }] };
+  state = atTable(viewMessage(3, { phase: "draw", discard: ["9B"], legal_actions: [{ type: "draw" }, pickup] }));
+  assert.deepEqual(marked(state), ["9K:pile", "9R:pile"]);
+  state = atTable(viewMessage(3, { phase: "draw", turn: 2, discard: ["9B"], legal_actions: [pickup] }));
+  assert.deepEqual(marked(state), [], "nothing is marked on another seat's turn");
+});
+
+test("play again starts what the player started, else the same length and variant", () => {
+  const state = atTable();
+  const match = { mode: "arena", variant: "classic", stake: 500 };
+  assert.deepEqual(S.playAgainMessage(state, match), { action: "queue", mode: "arena", variant: "classic", stake: 500 });
+  assert.deepEqual(S.playAgainMessage(state, { mode: "one_round", variant: "twos-meld" }), { action: "queue", mode: "one_round", variant: "twos-meld" });
+  state.started = { action: "create_table", mode: "three_rounds", variant: "classic" };
+  assert.deepEqual(S.playAgainMessage(state, match), state.started);
+  state.dialog = { kind: "match" };
+  assert.equal(S.dialogClosed(state, "again"), true, "playing again leaves the ended table");
+});

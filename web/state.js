@@ -1,0 +1,530 @@
+// The client's state, without any DOM: the latest view, the hand as shown, the
+// selection, the move waiting for its answer, the lobby's queue or table, and the
+// results to show. Server messages and the player's intents go in through the
+// functions below; the page draws from the state and never keeps its own copy.
+// Every rule shown comes from the view (shared_engine/view.py): this module
+// copies none of the engine's.
+
+import { multiset, sortTiles, tileInfo, wildTest } from "./tiles.js";
+
+/** Seconds past a queue's countdown before the client asks to leave (the server notices
+ * expiry on its next poll, every 10 s). */
+export const QUEUE_GRACE = 15;
+
+/** The quick messages a client offers (services/common/protocol.py, QuickPhrase). */
+export const PHRASES = ["good_game", "well_played", "good_luck", "thanks", "hurry_up", "oops"];
+
+/** How long a quick message stays by its seat. */
+export const SAID_SHOWN_MS = 5000;
+
+/** Moves kept for the log: more than a round's worth is never shown. */
+export const LOG_KEPT = 300;
+
+export function initialState() {
+  return {
+    player: { id: null, name: null },
+    signedIn: false,
+    elsewhere: false, // another tab or device took this player's connection over
+    quiet: { no_table: 0, unknown_action: 0, leave: 0 }, // answers expected and not worth showing
+    balance: null,
+    queued: null,
+    expired: null, // the queue whose countdown ended without a table: wait on, or leave
+    lobby: null,
+    view: null, // the latest ViewMessage
+    hand: [], // the view's hand, sorted for display
+    ids: [], // one id per tile of `hand`, kept while that tile stays in the hand
+    nextId: 1,
+    selected: new Set(), // ids of the selected tiles: two identical tiles are two tiles
+    used: null, // ids of the tiles the move waiting for an answer takes from the hand
+    target: null, // rank of one of the team's melds that selected wilds join
+    newTiles: new Set(), // indices of tiles that just arrived in the hand
+    log: [], // this round's public moves, oldest first, as the views brought them
+    busy: false,
+    showAllSuggestions: false,
+    dismissed: new Set(), // tables whose ended match the player left
+    dialogs: [], // waiting {kind, msg}
+    dialog: null, // the open one
+    started: null, // the last queue or create_table message sent, for "play again"
+    said: {}, // seat -> {phrase, until}: quick messages shown by the seat for a while
+  };
+}
+
+export function screen(state) {
+  if (!state.signedIn) return "signin";
+  if (state.view) return "table";
+  return "lobby";
+}
+
+// --- the connection ---------------------------------------------------------------
+
+/** The socket (re)opened: the server has forgotten any queue place or forming table. */
+export function opened(state) {
+  state.elsewhere = false;
+  state.quiet = { no_table: 1, unknown_action: 1, leave: 0 };
+  if (state.queued || state.lobby) {
+    state.queued = null;
+    state.lobby = null;
+    return [{ kind: "notice", key: "queueLeft.disconnected" }];
+  }
+  return [];
+}
+
+export function closed(state) {
+  state.busy = false;
+}
+
+// --- server messages --------------------------------------------------------------
+
+/**
+ * Takes one server message into the state. Returns what the page should do besides
+ * drawing: [{kind: "error", code, params} | {kind: "notice", key} | {kind: "stop"} |
+ * {kind: "dialog"} | {kind: "moved", last}].
+ */
+export function receive(state, message) {
+  switch (message.type) {
+    case "view":
+      if (state.quiet.no_table > 0) state.quiet.no_table -= 1;
+      return adoptView(state, message);
+    case "error":
+      return refused(state, message);
+    case "round_result":
+      return queueDialog(state, "round", message);
+    case "match_result":
+      return queueDialog(state, "match", message);
+    case "queued":
+      state.queued = message;
+      state.lobby = null;
+      state.expired = null;
+      return [];
+    case "queue_left": {
+      if (message.reason === "timeout" && state.queued) state.expired = state.queued;
+      state.queued = null;
+      state.lobby = null;
+      return state.expired ? [] : [{ kind: "notice", key: `queueLeft.${message.reason}`, fallback: "queueLeft.left" }];
+    }
+    case "lobby":
+      state.lobby = message;
+      state.queued = null;
+      return [];
+    case "opened_elsewhere":
+      // Reconnecting on our own would take the seat back from the other tab, which
+      // would then do the same: stop, and let the person choose where to play.
+      state.elsewhere = true;
+      state.queued = null; // the queue place and the lobby went with the seat to the other tab
+      state.lobby = null;
+      return [{ kind: "stop" }];
+    case "said":
+      if (!state.view || message.table_id !== state.view.table_id) return [];
+      state.said[message.seat] = { phrase: message.phrase, until: Date.now() + SAID_SHOWN_MS };
+      return [{ kind: "said" }];
+    case "balance":
+      if (state.quiet.unknown_action > 0) state.quiet.unknown_action -= 1;
+      state.balance = { points: message.points, jokers: message.jokers };
+      return [];
+    default:
+      return [];
+  }
+}
+
+function refused(state, message) {
+  state.busy = false;
+  state.used = null;
+  const { code } = message;
+  if (code === "stale_version") return message.view ? adoptView(state, message.view) : [];
+  if (code === "no_table" && state.quiet.no_table > 0) {
+    state.quiet.no_table -= 1;
+    return [];
+  }
+  if (code === "not_queued" && state.quiet.leave > 0) {
+    state.quiet.leave -= 1;
+    return [];
+  }
+  if (code === "not_queued" && (state.queued || state.lobby)) {
+    // The server no longer holds a place for us (it timed out, or went with another
+    // tab): show the lobby rather than a countdown that nothing will end.
+    state.queued = null;
+    state.lobby = null;
+  }
+  if (code === "unknown_action" && state.quiet.unknown_action > 0) {
+    state.quiet.unknown_action -= 1;
+    return [];
+  }
+  const effects = message.view ? adoptView(state, message.view) : [];
+  const params = {};
+  if (code === "below_threshold" && state.view) params.n = state.view.view.thresholds[state.view.view.team];
+  return [...effects.filter((e) => e.kind !== "clearError"), { kind: "error", code, params }];
+}
+
+/**
+ * Which tile of the old hand each tile of the new hand is (its id), or null for a
+ * tile that just arrived. Of identical tiles, those the last move used leave the
+ * hand first, then unselected ones: melding or discarding one of two identical
+ * tiles never leaves the other one selected in its place.
+ */
+export function keptIds(oldHand, oldIds, newHand, used, selected) {
+  const left = multiset(newHand);
+  const byTile = new Map();
+  oldHand.forEach((tile, i) => {
+    if (!byTile.has(tile)) byTile.set(tile, []);
+    byTile.get(tile).push(oldIds[i]);
+  });
+  const leaving = (id) => (used && used.has(id) ? 0 : selected.has(id) ? 2 : 1);
+  for (const [tile, ids] of byTile) {
+    const gone = ids.length - (left.get(tile) || 0);
+    if (gone <= 0) continue;
+    const out = new Set([...ids].sort((a, b) => leaving(a) - leaving(b)).slice(0, gone));
+    byTile.set(tile, ids.filter((id) => !out.has(id)));
+  }
+  return newHand.map((tile) => {
+    const ids = byTile.get(tile);
+    return ids && ids.length ? ids.shift() : null;
+  });
+}
+
+/** The latest view replaces the table; an older version of the same table is ignored. */
+export function adoptView(state, message) {
+  if (state.dismissed.has(message.table_id) && message.match && message.match.status !== "playing") return [];
+  const previous = state.view;
+  if (previous && previous.table_id === message.table_id && message.version < previous.version) return [];
+  const sameTable = Boolean(previous) && previous.table_id === message.table_id;
+  const newHand = sortTiles(message.view.hand, wildTest(message.view.wild_ranks));
+  const kept = keptIds(sameTable ? state.hand : [], sameTable ? state.ids : [], newHand, state.used, state.selected);
+  const wasMine = Boolean(previous) && sameTable && previous.view.turn === previous.seat;
+  state.newTiles = new Set();
+  state.ids = kept.map((id, i) => {
+    if (id !== null) return id;
+    if (sameTable && previous.view.round_scores === null) state.newTiles.add(i);
+    return state.nextId++;
+  });
+  state.selected = new Set(state.ids.filter((id) => state.selected.has(id)));
+  state.used = null;
+  if (!sameTable || previous.match.round !== message.match.round) {
+    state.selected = new Set();
+    state.newTiles = new Set();
+    state.target = null;
+  }
+  const team = message.view.team;
+  if (state.target !== null && !message.view.melds[team].some((m) => m.rank === state.target)) state.target = null;
+  const advanced = !sameTable || message.version > previous.version;
+  if (!sameTable || previous.match.round !== message.match.round) state.log = [];
+  if (advanced) logMoves(state, message);
+  state.view = message;
+  state.hand = newHand;
+  state.queued = null;
+  state.lobby = null;
+  state.showAllSuggestions = false;
+  state.busy = false;
+  const effects = [];
+  // A newer version means the last move (ours or another seat's) went through: an
+  // error shown for an earlier attempt no longer applies.
+  if (sameTable && advanced) effects.push({ kind: "clearError" });
+  if (advanced && message.last_action) effects.push({ kind: "moved", moves: message.moves && message.moves.length ? message.moves : [message.last_action] });
+  const mine = message.view.turn === message.seat && playing(state);
+  if (mine && !wasMine) effects.push({ kind: "yourTurn" });
+  return effects;
+}
+
+/** Appends the moves a view brings (a bot's turn is several) to the round's log. */
+function logMoves(state, message) {
+  const moves = message.moves && message.moves.length ? message.moves : message.last_action ? [message.last_action] : [];
+  for (const move of moves) state.log.push({ ...move, version: message.version });
+  if (state.log.length > LOG_KEPT) state.log.splice(0, state.log.length - LOG_KEPT);
+}
+
+// --- dialogs ------------------------------------------------------------------------
+
+function queueDialog(state, kind, msg) {
+  state.dialogs.push({ kind, msg });
+  if (!state.dialog) return nextDialog(state);
+  return [];
+}
+
+/** The next waiting result, if any, becomes the open dialog. */
+export function nextDialog(state) {
+  state.dialog = state.dialogs.shift() || null;
+  return state.dialog ? [{ kind: "dialog" }] : [];
+}
+
+/** The player closed a result; `choice` "lobby" leaves the ended match. */
+export function dialogClosed(state, choice) {
+  const leave = state.dialog && state.dialog.kind === "match" && (choice === "lobby" || choice === "again");
+  state.dialog = null;
+  return leave;
+}
+
+/**
+ * The message that starts another match like the one that ended: the same start the
+ * player chose (a queue, or a new friends table of the same length), else the same
+ * length and variant from the quick start (an arena, at the same stake).
+ */
+export function playAgainMessage(state, match) {
+  if (state.started) return { ...state.started };
+  if (match.mode === "arena") return { action: "queue", mode: "arena", variant: match.variant, stake: match.stake };
+  return { action: "queue", mode: match.mode, variant: match.variant };
+}
+
+/** Leaves the table's screen; the table is remembered so its last view is not shown again. */
+export function backToLobby(state) {
+  if (state.view) state.dismissed.add(state.view.table_id);
+  state.view = null;
+  state.hand = [];
+  state.ids = [];
+  state.selected = new Set();
+  state.target = null;
+}
+
+export function signedOut(state) {
+  Object.assign(state, { signedIn: false, player: { id: null, name: null }, view: null, queued: null, lobby: null, balance: null });
+}
+
+// --- the lobby ----------------------------------------------------------------------
+
+/** The queue's countdown ended long ago and the server said nothing: stop waiting. */
+export function queueOverdue(state, now) {
+  if (!state.queued || now <= state.queued.expires_at + QUEUE_GRACE) return false;
+  state.expired = state.queued;
+  state.queued = null;
+  state.quiet.leave = 1;
+  return true;
+}
+
+/** The message that queues again for the expired queue's match. */
+export function waitOnMessage(state) {
+  const { mode, variant, stake } = state.expired;
+  return mode === "arena" ? { action: "queue", mode, variant, stake } : { action: "queue", mode, variant };
+}
+
+// --- the table ----------------------------------------------------------------------
+
+export function playing(state) {
+  return Boolean(state.view) && state.view.match.status === "playing" && state.view.view.phase !== "round_over";
+}
+
+export function myTurn(state) {
+  return playing(state) && state.view.view.turn === state.view.seat;
+}
+
+export function legalTypes(state) {
+  return new Set(state.view.view.legal_actions.map((a) => a.type));
+}
+
+export function pileTop(state) {
+  const pile = state.view.view.discard;
+  return pile.length ? pile[pile.length - 1] : null;
+}
+
+/**
+ * Which moves the buttons offer now, and why one is off (a translation key).
+ *
+ * A button follows the phase and what the view says, never the list of
+ * suggestions: any meld, any pickup with a pair, is sent, and the server answers
+ * a wrong one with its refusal.
+ */
+export function moveOptions(state) {
+  const v = state.view.view;
+  const on = { draw: false, take_pile: false, meld: false, discard: false, joker_button: false };
+  const why = {};
+  if (!myTurn(state)) return { on, why };
+  if (v.phase === "draw") {
+    on.draw = v.stock_size > 0;
+    if (!pileTop(state)) why.take_pile = "error.pile_empty";
+    else if (v.pile_blocked) why.take_pile = "error.pile_blocked";
+    else if (!v.pile_pair) why.take_pile = "why.noPair";
+    else on.take_pile = true;
+    if (v.joker_button_used) why.joker_button = "why.jokerUsed";
+    else if (v.account_jokers < 1) why.joker_button = "why.noSpareJoker";
+    else if (!legalTypes(state).has("joker_button")) why.joker_button = "why.noJokerInStock";
+    else on.joker_button = true;
+  } else {
+    on.meld = v.phase === "play";
+    on.discard = true;
+  }
+  return { on, why };
+}
+
+// --- the selection --------------------------------------------------------------------
+
+export function toggleTile(state, i) {
+  const id = state.ids[i];
+  if (state.selected.has(id)) state.selected.delete(id);
+  else state.selected.add(id);
+  state.newTiles.delete(i);
+}
+
+export function clearSelection(state) {
+  state.selected = new Set();
+  state.target = null;
+}
+
+/** A tap on one of the team's melds: it becomes (or stops being) the wilds' target. */
+export function toggleTarget(state, rank) {
+  state.target = state.target === rank ? null : rank;
+}
+
+export function selectedIndices(state) {
+  return state.hand.map((_, i) => i).filter((i) => state.selected.has(state.ids[i]));
+}
+
+export function selectedTiles(state) {
+  return selectedIndices(state).map((i) => state.hand[i]);
+}
+
+export function selectedIds(state) {
+  return selectedIndices(state).map((i) => state.ids[i]);
+}
+
+/** The selection's worth, from the view's tile values. */
+export function selectionPoints(state) {
+  const points = state.view ? state.view.view.tile_points || {} : {};
+  return selectedTiles(state).reduce((sum, tile) => sum + (points[tile] || 0), 0);
+}
+
+// --- building moves -------------------------------------------------------------------
+
+/**
+ * Meld specs from the selected tiles, one per natural rank (a rank the team has a
+ * meld of extends it). The wilds go where they can stand: the meld tapped as target
+ * takes them all; otherwise each goes in turn to the spec with the fewest wilds per
+ * natural (the team's meld and the pile's top counted), the smaller spec first, for
+ * the server to judge. Only wilds selected, a 2 among them, and the variant has a
+ * meld of twos: the meld of twos.
+ */
+export function buildSpecs(tiles, { isWild, pileRank = null, target = null, twos = true, melds = [] }) {
+  const byRank = new Map();
+  const wild = [];
+  for (const tile of tiles) {
+    if (isWild(tile)) wild.push(tile);
+    else {
+      const { rank } = tileInfo(tile);
+      if (!byRank.has(rank)) byRank.set(rank, []);
+      byRank.get(rank).push(tile);
+    }
+  }
+  if (pileRank !== null && !byRank.has(pileRank)) return { hint: "hint.selectPair" };
+  if (target !== null && wild.length) {
+    if (!byRank.has(target)) byRank.set(target, []);
+    byRank.get(target).push(...wild);
+  } else if (wild.length && !byRank.size) {
+    if (!twos || !wild.some((tile) => tileInfo(tile).rank === 2)) return { hint: "hint.wildsNeedRank" };
+    byRank.set(2, wild);
+  } else if (wild.length) {
+    spreadWilds(byRank, wild, isWild, pileRank, melds);
+  }
+  if (!byRank.size) return { hint: pileRank !== null ? "hint.selectPair" : "hint.selectMeld" };
+  const specs = [...byRank.entries()].sort((a, b) => a[0] - b[0]).map(([rank, list]) => ({ rank, tiles: list }));
+  return { specs };
+}
+
+function spreadWilds(byRank, wild, isWild, pileRank, melds) {
+  const existing = new Map(melds.map((m) => [m.rank, m]));
+  const count = (rank) => {
+    const meld = existing.get(rank);
+    const list = byRank.get(rank);
+    const placed = list.filter(isWild).length;
+    return {
+      naturals: list.length - placed + (meld ? meld.tiles.length - meld.wilds : 0) + (rank === pileRank ? 1 : 0),
+      wilds: placed + (meld ? meld.wilds : 0),
+    };
+  };
+  const order = (a, b) => {
+    const ca = count(a);
+    const cb = count(b);
+    return ca.wilds / ca.naturals - cb.wilds / cb.naturals || ca.naturals + ca.wilds - (cb.naturals + cb.wilds) || a - b;
+  };
+  for (const tile of wild) byRank.get([...byRank.keys()].sort(order)[0]).push(tile);
+}
+
+export function wildsOf(state) {
+  return wildTest(state.view.view.wild_ranks);
+}
+
+/** The selection as one meld action; `target` is the rank of a team meld the wilds join. */
+export function meldMove(state, target = state.target) {
+  const tiles = selectedTiles(state);
+  if (!tiles.length) return { hint: "hint.selectMeld" };
+  const v = state.view.view;
+  const built = buildSpecs(tiles, { isWild: wildsOf(state), target, twos: v.variant === "twos-meld", melds: v.melds[v.team] || [] });
+  if (built.hint) return built;
+  return { move: { type: "meld", melds: built.specs }, used: selectedIds(state) };
+}
+
+/** A pickup with the selected pair (and wilds); nothing selected: the first one offered. */
+export function takePileMove(state) {
+  const v = state.view.view;
+  const tiles = selectedTiles(state);
+  if (!tiles.length) {
+    const offered = v.legal_actions.find((a) => a.type === "take_pile");
+    return offered ? { move: offered, used: [] } : { hint: "hint.selectPair" };
+  }
+  const top = pileTop(state);
+  if (!top) return { error: "pile_empty" };
+  const built = buildSpecs(tiles, { isWild: wildsOf(state), pileRank: tileInfo(top).rank, twos: v.variant === "twos-meld", melds: v.melds[v.team] || [] });
+  if (built.hint) return built;
+  return { move: { type: "take_pile", melds: built.specs }, used: selectedIds(state) };
+}
+
+/**
+ * A discard of the selected tile. `confirm` names what the player should agree to
+ * first: a wild thrown away, or going out while the partner still holds tiles (they
+ * count against the team, OUT-3).
+ */
+/** The `say` message for one of PHRASES. */
+export function sayMessage(state, phrase) {
+  return { action: "say", table_id: state.view.table_id, phrase };
+}
+
+/** The phrase a seat said, while it is shown. */
+export function saidBy(state, seat, now = Date.now()) {
+  const said = state.said[seat];
+  return said && said.until > now ? said.phrase : null;
+}
+
+export function discardMove(state) {
+  const tiles = selectedTiles(state);
+  if (tiles.length !== 1) return { hint: "hint.selectDiscard" };
+  const built = { move: { type: "discard", tile: tiles[0] }, used: selectedIds(state) };
+  const v = state.view.view;
+  const partner = (state.view.seat + 1) % 4 + 1;
+  const held = v.hand_sizes[String(partner)] || 0;
+  if (state.hand.length === 1 && held > 0) built.confirm = { key: "confirm.goOut", params: { n: held } };
+  else if (wildsOf(state)(tiles[0])) built.confirm = { key: "confirm.wild", params: {} };
+  return built;
+}
+
+/**
+ * Hand tiles worth a look, from the legal moves only: in the play phase, those that
+ * extend one of the team's melds; in the draw phase, those that take the pile with its
+ * top. Returns index -> "extend" | "pile".
+ */
+export function handHints(state) {
+  const hints = new Map();
+  if (!myTurn(state)) return hints;
+  const v = state.view.view;
+  const ranks = new Set((v.melds[v.team] || []).map((m) => m.rank));
+  const mark = (tiles, kind) => {
+    const wanted = multiset(tiles);
+    state.hand.forEach((tile, i) => {
+      const n = wanted.get(tile) || 0;
+      if (n > 0 && !hints.has(i)) {
+        hints.set(i, kind);
+        wanted.set(tile, n - 1);
+      }
+    });
+  };
+  for (const action of v.legal_actions) {
+    if (action.type === "meld" && v.phase === "play") {
+      for (const spec of action.melds) if (ranks.has(spec.rank)) mark(spec.tiles, "extend");
+    } else if (action.type === "take_pile" && v.phase === "draw") {
+      const top = pileTop(state);
+      for (const spec of action.melds) if (top && spec.rank === tileInfo(top).rank) mark(spec.tiles, "pile");
+    }
+  }
+  return hints;
+}
+
+/** The `play` message for `move`, and the state waiting for its answer. */
+export function startMove(state, move, used = []) {
+  state.used = new Set(used);
+  state.busy = true;
+  return { action: "play", table_id: state.view.table_id, version: state.view.version, move };
+}
