@@ -13,6 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from services.common.settings import LedgerClient, LedgerClientName
+
 # The retention periods CloudWatch Logs accepts, in days.
 LOG_RETENTION_DAYS = (
     1,
@@ -45,6 +49,14 @@ WEB_URL = re.compile(
 )
 """Where the web client may be served: HTTPS, or plain HTTP on this machine only (Cognito)."""
 DOMAIN_PREFIX = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(root|role/[\w+=,.@/-]+|user/[\w+=,.@/-]+)$")
+"""A caller of the ledger API in any account: an account root, a role or a user."""
+LEDGER_LIMITS = {
+    "pointsPerBooking": "points_per_booking",
+    "pointsPerDay": "points_per_day",
+    "jokersPerBooking": "jokers_per_booking",
+    "jokersPerDay": "jokers_per_day",
+}
 PRODUCTION = "prod"
 
 
@@ -101,6 +113,52 @@ def _urls(key: str, value: Any) -> tuple[str, ...]:
     return urls
 
 
+@dataclass(frozen=True)
+class LedgerClientConfig:
+    """One of the platform's other modes: the alias it invokes, its limits, its principal."""
+
+    name: str
+    limits: LedgerClient
+    principal: str | None = None
+    """Given: a resource policy on the alias lets this principal invoke it (any account)."""
+
+
+def _ledger_clients(key: str, value: Any) -> tuple[LedgerClientConfig, ...]:
+    """``{"rummy": {"principal": ARN, "pointsPerBooking": n, "pointsPerDay": n, ...}}``."""
+    items = value
+    if isinstance(value, str):
+        try:
+            items = json.loads(value)
+        except ValueError:
+            raise ConfigError(f"context {key!r} must be a JSON object, not {value!r}") from None
+    if not isinstance(items, dict) or len(items) > 20:
+        raise ConfigError(f"context {key!r} must be an object of at most 20 clients")
+    clients = []
+    for name, spec in items.items():
+        if not isinstance(spec, dict) or not set(spec) <= {"principal", *LEDGER_LIMITS}:
+            raise ConfigError(
+                f"context {key!r}: client {name!r} takes principal and {sorted(LEDGER_LIMITS)}"
+            )
+        principal = spec.get("principal")
+        if principal is not None and not (
+            isinstance(principal, str) and PRINCIPAL.match(principal)
+        ):
+            raise ConfigError(
+                f"context {key!r}: {principal!r} is not an IAM role, user or root ARN"
+            )
+        try:
+            TypeAdapter(LedgerClientName).validate_python(name)
+            limits = LedgerClient(
+                **{LEDGER_LIMITS[k]: v for k, v in spec.items() if k in LEDGER_LIMITS}
+            )
+        except ValidationError as exc:
+            raise ConfigError(
+                f"context {key!r}: client {name!r}: {exc.errors()[0]['msg']}"
+            ) from None
+        clients.append(LedgerClientConfig(name, limits, principal))
+    return tuple(clients)
+
+
 def _int(key: str, value: Any, low: int, high: int) -> int:
     try:
         number = int(value)
@@ -152,6 +210,8 @@ class Config:
     auth_domain_prefix: str | None = None
     """The Cognito hosted sign-in's domain prefix (``<prefix>.auth.<region>.amazoncognito.com``);
     default ``<stage>-canasta-<account id>``, unique per region as Cognito requires."""
+    ledger_clients: tuple[LedgerClientConfig, ...] = ()
+    """The ledger API's callers (``CANASTA_LEDGER_CLIENTS``): none, and it books for no one."""
 
     def __post_init__(self) -> None:
         if not STAGE_NAME.match(self.stage):
@@ -241,6 +301,8 @@ class Config:
                 values[field.name] = _stakes(key, raw)
             elif field.name == "web_urls":
                 values[field.name] = _urls(key, raw)
+            elif field.name == "ledger_clients":
+                values[field.name] = _ledger_clients(key, raw)
             else:
                 values[field.name] = _int(key, raw, 0, 1_000_000)
         return cls(**values)
@@ -267,5 +329,6 @@ CONTEXT_KEYS = {
     "oidc_jwks_url": "oidcJwksUrl",
     "web_urls": "webUrls",
     "auth_domain_prefix": "authDomainPrefix",
+    "ledger_clients": "ledgerClients",
 }
 """Config field → CDK context key (the names documented in infra/README.md)."""

@@ -186,7 +186,7 @@ class CanastaStack(Stack):
         self._websocket_api()
         code = lambda_.Code.from_asset(str(assets.code))
         self.layer = self._layer(assets)
-        self.invoke_policies: dict[str, iam.ManagedPolicy] = {}
+        self.invoke_policies: dict[str, tuple[lambda_.Alias, iam.ManagedPolicy]] = {}
         self.functions = {key: self._function(key, spec, code) for key, spec in FUNCTIONS.items()}
         self._routes()
         self._alarms()
@@ -658,6 +658,12 @@ class CanastaStack(Stack):
                     ),
                 }
             )
+        if spec.external_api:
+            # pydantic-settings reads a dict setting as JSON.
+            env["CANASTA_LEDGER_CLIENTS"] = json.dumps(
+                {c.name: c.limits.model_dump() for c in config.ledger_clients},
+                separators=(",", ":"),
+            )
         return env
 
     def _function(self, key: str, spec: FunctionSpec, code: lambda_.Code) -> lambda_.Function:
@@ -797,18 +803,37 @@ class CanastaStack(Stack):
         return self.scheduler_role.role_arn
 
     def _invoke_policy(self, key: str, function: lambda_.Function) -> None:
-        """What another mode's role attaches to call this function (lambda:InvokeFunction)."""
-        self.invoke_policies[key] = iam.ManagedPolicy(
-            self,
-            f"{pascal(key)}InvokePolicy",
-            managed_policy_name=self.config.name(f"canasta-{key}-invoke"),
-            description=f"Invoke {function_name(self.config, key)}: attach to a caller's role",
-            statements=[
-                iam.PolicyStatement(
-                    actions=["lambda:InvokeFunction"], resources=[function.function_arn]
+        """One alias per configured client of another mode, and what may invoke it.
+
+        The function learns its caller from the alias it was invoked through
+        (Lambda sets the invoked ARN): each client's managed policy allows
+        ``lambda:InvokeFunction`` on its own alias only, and a configured
+        principal (any account) gets a resource policy on that alias. The
+        unqualified function answers every request ``unknown_client``.
+        """
+        for client in self.config.ledger_clients:
+            alias = function.add_alias(client.name, description=f"The {client.name} mode's calls")
+            if client.principal is not None:
+                alias.add_permission(
+                    f"{pascal(client.name)}Invoke",
+                    principal=iam.ArnPrincipal(client.principal),
+                    action="lambda:InvokeFunction",
                 )
-            ],
-        )
+            self.invoke_policies[f"{key}-{client.name}"] = (
+                alias,
+                iam.ManagedPolicy(
+                    self,
+                    f"{pascal(key)}{pascal(client.name)}InvokePolicy",
+                    managed_policy_name=self.config.name(f"canasta-{key}-{client.name}-invoke"),
+                    description=f"Invoke {function_name(self.config, key)}:{client.name} "
+                    "(the alias of one mode): attach to that mode's role",
+                    statements=[
+                        iam.PolicyStatement(
+                            actions=["lambda:InvokeFunction"], resources=[alias.function_arn]
+                        )
+                    ],
+                ),
+            )
 
     def _stream_source(self, function: lambda_.Function, table_spec: TableSpec) -> None:
         """The outbox relay: only newly inserted items that carry an ``outbox`` attribute."""
@@ -1061,19 +1086,19 @@ class CanastaStack(Stack):
             value=self.state_machine.state_machine_arn,
             description="One execution per matchmaking ticket",
         )
-        for key, policy in self.invoke_policies.items():
+        for key, (alias, policy) in self.invoke_policies.items():
             CfnOutput(
                 self,
                 f"{pascal(key)}Arn",
-                value=self.functions[key].function_arn,
-                description=f"{key}: other modes invoke it (lambda:InvokeFunction)",
+                value=alias.function_arn,
+                description=f"{key}: that mode invokes this alias (lambda:InvokeFunction)",
                 export_name=self.config.name(f"canasta-{key}-arn"),
             )
             CfnOutput(
                 self,
                 f"{pascal(key)}InvokePolicyArn",
                 value=policy.managed_policy_arn,
-                description=f"Attach to a role that may invoke {key}",
+                description=f"Attach to the role of the mode that invokes {key}",
                 export_name=self.config.name(f"canasta-{key}-invoke-policy-arn"),
             )
 

@@ -49,10 +49,13 @@ class LambdaContext:
     function_name: str
     memory_limit_in_mb: int = 256
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    alias: str | None = None
+    """The alias the caller invoked, if any: Lambda names it in the invoked ARN."""
 
     @property
     def invoked_function_arn(self) -> str:
-        return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
+        arn = f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
+        return f"{arn}:{self.alias}" if self.alias else arn
 
 
 def websocket_event(

@@ -425,7 +425,7 @@ def test_the_channel_and_the_identity_are_in_the_contract() -> None:
     channel = document["channels"][schemas.CHANNEL]
     assert channel["address"] == "/{stage}" and "stage" in channel["parameters"]
     token = document["components"]["securitySchemes"]["token"]["description"]
-    for phrase in ("POST /api/signin", "401", "403", "`exp`", "hours"):
+    for phrase in ("POST /api/signin", "401", "403", "`exp`", "JWKS", "RS256"):
         assert phrase in token
     for name in ("TokenClaims", "SignInRequest", "SignInResponse"):
         assert name in document["components"]["schemas"]

@@ -8,6 +8,7 @@ service that wrote it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,6 +31,13 @@ class SeatPlayer(_Detail):
     player_id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=32)
     bot: bool = False
+
+
+def is_practice(players: Iterable[SeatPlayer]) -> bool:
+    """MATCH-3: a match with any seat played by a bot from its start is practice and
+    settles no account points and no stake. Only a seat the host filled with a bot is
+    one: a player's seat auto-played after a disconnect or a timeout stays theirs."""
+    return any(player.bot for player in players)
 
 
 class TableFormed(_Detail):

@@ -63,7 +63,12 @@ class _Message(BaseModel):
 
 
 class ClientMessageBase(_Message):
-    """What every client message may carry beside its ``action``."""
+    """What every client message may carry beside its ``action``.
+
+    Strict types, as the protocol states them: ``"version": "5"``, ``true`` for 1 or
+    ``"500"`` as a stake are ``malformed``, never coerced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     cid: CorrelationId | None = None
     """A correlation id of the client's choosing, echoed in every reply and error this
@@ -131,7 +136,8 @@ class Queue(ClientMessageBase):
     (``mode`` arena, with a ``stake`` from the configured list)."""
 
     action: Literal["queue"]
-    mode: MatchMode
+    # An enum member from Python, its string value from JSON (``mode: 5`` is still refused).
+    mode: Annotated[MatchMode, Field(strict=False)]
     variant: Variant = "twos-meld"
     stake: int = Field(default=0, ge=0, json_schema_extra={"enum": [0, *ARENA_STAKES]})
 
@@ -200,6 +206,7 @@ ServiceErrorCode = Literal[
     "not_host",
     "invalid_stake",
     "insufficient_balance",
+    "rate_limited",
     "internal",
 ]
 """Refusals of the services, beside the engine's codes (SCENARIOS.md)."""
@@ -228,6 +235,9 @@ class MatchInfo(_Message):
     round: int = Field(ge=1)
     totals: dict[Team, int]
     status: Annotated[Literal["playing", "finished", "aborted"], Field(title="MatchStatus")]
+    practice: bool = False
+    """A seat is played by a bot from the start: the match settles no account points and
+    no stake (MATCH-3). A player's seat auto-played after leaving does not make it one."""
 
 
 class Meld(MeldView):
@@ -335,6 +345,8 @@ class MatchResultMessage(ServerMessageBase):
     rounds_played: int = Field(ge=1)
     rewards: dict[SeatKey, int]
     """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
+    practice: bool = False
+    """A practice match (a bot played from the start): every reward is 0 (MATCH-3)."""
 
 
 class QueuedMessage(ServerMessageBase):
@@ -378,6 +390,9 @@ class LobbyView(ServerMessageBase):
     status: Annotated[Literal["forming", "started"], Field(title="LobbyStatus")] = "forming"
     table_id: str | None = None
     """With ``started``: the table the match is played at."""
+    practice: bool = False
+    """A seat is a bot: the match is practice and settles no account points (MATCH-3).
+    ``fill_bots`` makes it so; clients say so to the host before they press it."""
 
 
 class BalanceMessage(ServerMessageBase):

@@ -502,6 +502,11 @@ SERVICE_ERRORS: Final[dict[str, str]] = {
         "The account's points do not cover the arena stake (on `queue`, or when the table "
         "forms: the player then leaves the queue)."
     ),
+    "rate_limited": (
+        "The connection sent messages faster than the server accepts (a burst, then a "
+        "steady rate per connection), or the player tried too many invite codes "
+        "(`join_table`); nothing was read or changed. Wait a moment and send it again."
+    ),
     "internal": "The server failed unexpectedly; send `sync` to learn the current state.",
 }
 """The services' refusal codes (``ServiceErrorCode``)."""
@@ -1302,7 +1307,10 @@ def protocol_md() -> str:
         "(API Gateway route selection expression `$request.body.action`). A message whose "
         "`action` matches no route goes to `$default` and is refused with `unknown_action`; "
         "a message that is not valid for its route is refused with `malformed`. Unknown "
-        "fields are refused too: client messages are strict.",
+        "fields are refused too: client messages are strict, and so are their types "
+        '(`"version": "5"`, `true` for 1 or `"500"` as a stake are `malformed`). A '
+        "connection that sends faster than the server accepts is refused with "
+        "`rate_limited` (see docs/reliability.md).",
         "",
         "| `action` | message | handled by | answered by |",
         "|---|---|---|---|",

@@ -7,10 +7,37 @@ between the two: configuration, never code.
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from typing import Annotated, Final
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.common import constants
+
+MAX_BOOKING_POINTS: Final = 1_000_000_000
+"""The most points one booking of the ledger API may move, whoever the caller."""
+MAX_BOOKING_JOKERS: Final = 1_000
+MAX_DAY_POINTS: Final = 1_000_000_000_000
+"""A day's bound: balances stay far below DynamoDB's 38 digits for ever."""
+MAX_DAY_JOKERS: Final = 1_000_000
+
+LedgerClientName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+"""A Lambda alias name (never a version number): the alias the client invokes."""
+
+
+class LedgerClient(BaseModel):
+    """What one of the platform's other modes may book through the ledger API.
+
+    Per booking and per UTC day, as absolute amounts: a credit and a debit both
+    count, so a client can neither mint nor drain more than this in a day.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    points_per_booking: int = Field(ge=0, le=MAX_BOOKING_POINTS)
+    points_per_day: int = Field(ge=0, le=MAX_DAY_POINTS)
+    jokers_per_booking: int = Field(default=0, ge=0, le=MAX_BOOKING_JOKERS)
+    jokers_per_day: int = Field(default=0, ge=0, le=MAX_DAY_JOKERS)
 
 
 class Settings(BaseSettings):
@@ -64,5 +91,18 @@ class Settings(BaseSettings):
     welcome_jokers: int = 3
     """Granted once per account by the local sign-in; in production accounts exist already."""
 
+    ledger_clients: dict[LedgerClientName, LedgerClient] = {}
+    """The ledger API's callers by the alias each invokes (JSON): no other caller may book."""
+
+    join_attempts: int = Field(default=12, ge=1, le=1000)
+    """Invite codes a player may try (``join_table``) per ``join_window_seconds``."""
+    join_window_seconds: int = Field(default=600, ge=10, le=86_400)
+
     max_message_bytes: int = 8 * 1024
+    messages_per_second: float = Field(default=10.0, gt=0, le=1000)
+    """Flood control: a connection's steady rate of messages, per warm container."""
+    message_burst: int = Field(default=40, ge=1, le=1000)
+    """Flood control: messages a connection may send at once (a reconnect's hello, sync…)."""
+    flood_connections_kept: int = Field(default=10_000, ge=1, le=1_000_000)
+    """Flood control: the connections a container keeps a bucket for (~270 bytes each)."""
     connection_ttl_seconds: int = 3 * 3600

@@ -327,6 +327,26 @@ class GameStore:
             raise
         return True
 
+    def claim_repair(self, table_id: str, sk: str) -> bool:
+        """Mark a logged move repaired once: False if a replay of it repaired it before.
+
+        A write only on the first replay of a move; every later one reads the mark with the
+        log item it reads anyway (a MODIFY, which the outbox relay ignores).
+        """
+        try:
+            self._db.update_item(
+                TableName=self._name,
+                Key=self._key(table_id, sk),
+                UpdateExpression="SET repaired = :yes",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(repaired)",
+                ExpressionAttributeValues={":yes": {"BOOL": True}},
+            )
+        except Exception as exc:
+            if error_code(exc) == CONDITION_FAILED:
+                return False
+            raise
+        return True
+
 
 def _table_to_item(table: TableRecord) -> dict[str, Any]:
     item: dict[str, Any] = {

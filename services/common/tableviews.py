@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from services.common.adapters import Pusher
+from services.common.events import is_practice
 from services.common.protocol import (
     ErrorMessage,
     LastAction,
@@ -54,6 +55,7 @@ def view_message(
             round=table.round,
             totals={"A": table.totals[0], "B": table.totals[1]},
             status=table.status,
+            practice=is_practice(table.seats.values()),
         ),
         turn_deadline=table.turn_deadline,
         view=TableView.model_validate(player_view(state, seat).model_dump()),

@@ -4,22 +4,37 @@ MATCH-3 (quick start, friends): each winner gains 1,000 points per round
 played, each loser loses as much. MATCH-4 (arena): the stakes were moved to
 the table's escrow account when the table formed; each winner receives two
 stakes from it (net: the stake), losers nothing (net: minus the stake); an
-aborted match refunds every stake. Seats played by bots book against the
-``house:bots`` account, so every match's entries sum to zero.
+aborted match refunds every stake. A match with a seat played by a bot from
+its start is practice (MATCH-3) and books nothing at all: no house account
+stands in for the bots, so playing against them cannot mint points.
 """
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from services.common import constants
 from services.common.adapters import Clock, Publisher
-from services.common.events import LedgerSettled, MatchEnded, SeatPlayer, TableAborted
+from services.common.events import (
+    LedgerSettled,
+    MatchEnded,
+    SeatPlayer,
+    TableAborted,
+    is_practice,
+)
+from services.common.settings import LedgerClient
 from services.common.store import Outbound
 from services.common.telemetry import Telemetry
 from services.ledger.book import (
     AlreadyBooked,
     Balance,
+    BalanceMoved,
+    DayLimitReached,
+    ExternalBooking,
+    InsufficientFunds,
     Ledger,
     Posting,
     Purpose,
@@ -29,11 +44,20 @@ from services.ledger.book import (
 from shared_engine import MatchMode, account_rewards
 
 SOURCE = f"{constants.EVENT_SOURCE}.ledger"
-HOUSE_BOTS = "house:bots"
+BOOKING_ATTEMPTS = 10
+"""A booking retries when another on the same account commits between its read and its
+write: it fails (``busy``) only if ten others commit during it."""
+PLAYER_ACCOUNT = re.compile(r"(?!bot-)[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+"""A player's id (a token's ``sub``): never ``house:``, ``escrow:``, ``match:`` or a bot's."""
 
 
-def account_of(player: SeatPlayer) -> str:
-    return HOUSE_BOTS if player.bot else player.player_id
+class Refused(Exception):
+    """A request of the API refused, with its code; nothing was booked."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 def closing(table_id: str, purpose: Purpose) -> Posting:
@@ -51,7 +75,7 @@ def settlement(event: MatchEnded) -> list[Posting]:
     for seat_key, player in sorted(event.seats.items()):
         seat = int(seat_key)
         amount = rewards[seat]
-        account = account_of(player)
+        account = player.player_id
         if event.mode is MatchMode.ARENA:
             if amount > 0:
                 key = f"{event.table_id}:payout:{seat}"
@@ -76,8 +100,11 @@ def settlement(event: MatchEnded) -> list[Posting]:
 
 
 def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Posting]:
-    """MATCH-4: each player's stake moves to the table's escrow; refused if not covered."""
+    """MATCH-4: each player's stake moves to the table's escrow; refused if not covered.
+    A practice table (MATCH-3) holds no stake."""
     postings: list[Posting] = []
+    if is_practice(seats.values()):
+        return postings
     for seat, player in sorted(seats.items()):
         key = f"{table_id}:escrow:{seat}"
         postings.append(
@@ -122,21 +149,39 @@ def joker_debit(table_id: str, round_number: int, player_id: str) -> Posting:
 
 class LedgerService:
     def __init__(
-        self, ledger: Ledger, publisher: Publisher, clock: Clock, telemetry: Telemetry
+        self,
+        ledger: Ledger,
+        publisher: Publisher,
+        clock: Clock,
+        telemetry: Telemetry,
+        clients: Mapping[str, LedgerClient] | None = None,
     ) -> None:
         self._ledger = ledger
+        self._clients = dict(clients or {})
         self._publisher = publisher
         self._clock = clock
         self._telemetry = telemetry
 
     def match_ended(self, event: MatchEnded) -> None:
         self._telemetry.annotate(table_id=event.table_id)
+        if self._practice(event.seats.values()):
+            return
         self._settle(event.table_id, "settlement", settlement(event))
 
     def table_aborted(self, event: TableAborted) -> None:
         self._telemetry.annotate(table_id=event.table_id)
+        if self._practice(event.seats.values()):
+            return
         if event.mode is MatchMode.ARENA and event.stake > 0:
             self._settle(event.table_id, "refund", refund(event))
+
+    def _practice(self, players: Iterable[SeatPlayer]) -> bool:
+        """MATCH-3: a practice match's end books nothing, not even its closing marker."""
+        if not is_practice(players):
+            return False
+        self._telemetry.info("booking skipped", reason="practice match")
+        self._telemetry.count("ledger_practice_skipped")
+        return True
 
     def _settle(
         self, table_id: str, purpose: Literal["settlement", "refund"], postings: list[Posting]
@@ -161,19 +206,60 @@ class LedgerService:
 
     # --- the API of the other modes --------------------------------------------------
 
-    def balance(self, account: str) -> Balance:
-        return self._ledger.balance(account)
+    def balance(self, client: str | None, account: str) -> Balance:
+        self._caller(client)
+        return self._ledger.balance(self._player_account(account))
 
-    def post(self, account: str, key: str, points: int, jokers: int) -> Balance:
-        """Credit or debit an account once per ``key`` (debits must be covered)."""
-        posting = Posting(
-            account, f"external:{key}", "external", points=points, jokers=jokers, guarded=True
-        )
-        try:
-            self._ledger.book([posting], self._clock.now())
-        except AlreadyBooked:
-            self._telemetry.info("booking skipped", reason="already booked", key=key)
-        return self._ledger.balance(account)
+    def post(self, client: str | None, account: str, key: str, points: int, jokers: int) -> Balance:
+        """Credit or debit a player's account once per (client, ``key``), within the client's
+        limits; the balance the booking left, the same for every repeat of it."""
+        name, limits = self._caller(client)
+        booking = ExternalBooking(name, key, self._player_account(account), points, jokers)
+        if abs(points) > limits.points_per_booking or abs(jokers) > limits.jokers_per_booking:
+            raise Refused("booking_limit", "the booking is larger than this client may book")
+        day = time.strftime("%Y-%m-%d", time.gmtime(self._clock.now()))
+        day_limits = Balance(limits.points_per_day, limits.jokers_per_day)
+        for _ in range(BOOKING_ATTEMPTS):
+            done = self._ledger.booked(booking)
+            if done is not None:
+                body, after = done
+                if body != booking:
+                    raise Refused(
+                        "idempotency_conflict", "this idempotency key booked another body before"
+                    )
+                self._telemetry.info("booking skipped", reason="already booked", key=key)
+                return after
+            try:
+                after = self._ledger.book_external(booking, day, day_limits, self._clock.now())
+            except (AlreadyBooked, BalanceMoved):
+                continue
+            except DayLimitReached:
+                raise Refused(
+                    "daily_limit", "this client's bookings of the day reach its limit"
+                ) from None
+            except InsufficientFunds:
+                raise Refused(
+                    "insufficient_balance", "the balance does not cover the debit"
+                ) from None
+            self._telemetry.count("ledger_external_bookings")
+            return after
+        raise Refused("busy", "the account changed during every attempt: retry with the same key")
+
+    def _caller(self, client: str | None) -> tuple[str, LedgerClient]:
+        """The configured client invoking the API (its alias) and its limits, or
+        ``unknown_client``."""
+        limits = self._clients.get(client) if client is not None else None
+        if client is None or limits is None:
+            raise Refused("unknown_client", "invoke the alias configured for your mode")
+        self._telemetry.annotate(client=client)
+        return client, limits
+
+    @staticmethod
+    def _player_account(account: str) -> str:
+        """Only players' accounts: the house's, escrows and match markers are the game's own."""
+        if not PLAYER_ACCOUNT.fullmatch(account):
+            raise Refused("not_a_player_account", "only a player's account may be named")
+        return account
 
     def welcome(self, account: str, points: int, jokers: int) -> None:
         """The local sign-in's starting balance, once per account."""

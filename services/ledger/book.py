@@ -60,6 +60,14 @@ class AlreadyBooked(Exception):
     """The postings' entries exist: this booking happened before."""
 
 
+class BalanceMoved(Exception):
+    """The balance changed between its read and the booking: read again and retry."""
+
+
+class DayLimitReached(Exception):
+    """The client's bookings of the day would pass its daily limit."""
+
+
 class InsufficientFunds(Exception):
     def __init__(self, accounts: list[str]) -> None:
         super().__init__(", ".join(accounts))
@@ -70,6 +78,30 @@ class InsufficientFunds(Exception):
 class Balance:
     points: int
     jokers: int
+
+
+@dataclass(frozen=True)
+class ExternalBooking:
+    """A booking of another mode: ``client``'s ``key`` books it once, with this body only."""
+
+    client: str
+    key: str
+    account: str
+    points: int
+    jokers: int
+
+    def posting(self) -> Posting:
+        return Posting(
+            self.account,
+            f"external:{self.client}:{self.key}",
+            "external",
+            points=self.points,
+            jokers=self.jokers,
+        )
+
+
+def client_pk(client: str) -> str:
+    return f"CLIENT#{client}"
 
 
 class Ledger:
@@ -153,14 +185,116 @@ class Ledger:
             raise self.explain(exc, postings) from None
 
     def balance(self, account: str) -> Balance:
+        return self._balance(account)[0]
+
+    def _balance(self, account: str) -> tuple[Balance, bool]:
+        """The balance and whether its item exists (an account nothing booked on has none)."""
         item = self._db.get_item(
             TableName=self._name,
             Key={"pk": s(account_pk(account)), "sk": s(BALANCE)},
             ConsistentRead=True,
-        ).get("Item", {})
-        return Balance(
-            int(item.get("points", {}).get("N", 0)), int(item.get("jokers", {}).get("N", 0))
+        ).get("Item")
+        found = item or {}
+        balance = Balance(
+            int(found.get("points", {}).get("N", 0)), int(found.get("jokers", {}).get("N", 0))
         )
+        return balance, item is not None
+
+    # --- the other modes' bookings ------------------------------------------------------
+
+    def booked(self, booking: ExternalBooking) -> tuple[ExternalBooking, Balance] | None:
+        """What the client's key booked before (its body, the balance it left), if anything."""
+        item = self._db.get_item(
+            TableName=self._name,
+            Key={"pk": s(client_pk(booking.client)), "sk": s(f"KEY#{booking.key}")},
+            ConsistentRead=True,
+        ).get("Item")
+        if item is None:
+            return None
+        body = ExternalBooking(
+            booking.client,
+            booking.key,
+            item["account"]["S"],
+            int(item["points"]["N"]),
+            int(item["jokers"]["N"]),
+        )
+        return body, Balance(int(item["after_points"]["N"]), int(item["after_jokers"]["N"]))
+
+    def book_external(
+        self, booking: ExternalBooking, day: str, day_limits: Balance, at: float
+    ) -> Balance:
+        """Book once per (client, key) and return the balance it leaves.
+
+        One transaction: the key's create-only record (with the body and the
+        resulting balance, so a repeat answers exactly what this one did), the
+        entry, the balance update conditional on the balance read just before
+        (so the result is exact), and the client's usage of the day conditional
+        on its limits. ``AlreadyBooked``, ``BalanceMoved``, ``DayLimitReached``
+        or ``InsufficientFunds`` (a debit the balance does not cover) book nothing.
+        """
+        before, exists = self._balance(booking.account)
+        after = Balance(before.points + booking.points, before.jokers + booking.jokers)
+        if (booking.points < 0 and after.points < 0) or (booking.jokers < 0 and after.jokers < 0):
+            raise InsufficientFunds([booking.account])
+        used = Balance(abs(booking.points), abs(booking.jokers))
+        if used.points > day_limits.points or used.jokers > day_limits.jokers:
+            raise DayLimitReached()
+        posting = booking.posting()
+        key_item = {
+            "pk": s(client_pk(booking.client)),
+            "sk": s(f"KEY#{booking.key}"),
+            "account": s(booking.account),
+            "points": n(booking.points),
+            "jokers": n(booking.jokers),
+            "after_points": n(after.points),
+            "after_jokers": n(after.jokers),
+            "at": n(at),
+        }
+        unchanged = (
+            "points = :before_p AND jokers = :before_j" if exists else "attribute_not_exists(pk)"
+        )
+        entry, update = self.items([posting], at)
+        update["Update"]["ConditionExpression"] = unchanged
+        if exists:
+            update["Update"]["ExpressionAttributeValues"].update(
+                {":before_p": n(before.points), ":before_j": n(before.jokers)}
+            )
+        usage = {
+            "Update": {
+                "TableName": self._name,
+                "Key": {"pk": s(client_pk(booking.client)), "sk": s(f"DAY#{day}")},
+                "UpdateExpression": "ADD points :p, jokers :j",
+                "ConditionExpression": (
+                    "attribute_not_exists(pk) OR (points <= :room_p AND jokers <= :room_j)"
+                ),
+                "ExpressionAttributeValues": {
+                    ":p": n(used.points),
+                    ":j": n(used.jokers),
+                    ":room_p": n(day_limits.points - used.points),
+                    ":room_j": n(day_limits.jokers - used.jokers),
+                },
+            }
+        }
+        record = {
+            "Put": {
+                "TableName": self._name,
+                "Item": key_item,
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+        try:
+            self._db.transact_write_items(TransactItems=[record, entry, update, usage])
+        except Exception as exc:
+            if error_code(exc) != TRANSACTION_CANCELLED:
+                raise
+            if cancelled_on(exc, 0) or cancelled_on(exc, 1):
+                raise AlreadyBooked() from None
+            if cancelled_on(exc, 2):
+                raise BalanceMoved() from None
+            if cancelled_on(exc, 3):
+                raise DayLimitReached() from None
+            raise
+        return after
 
     def entries(self, account: str) -> list[dict[str, Any]]:
         return query_all(

@@ -9,14 +9,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
 from services.common.events import EventEnvelope, MatchEnded, TableAborted
 from services.common.observability import Observability
 from services.common.runtime import Clients, process_batch
-from services.common.settings import Settings
-from services.ledger.app import LedgerService
-from services.ledger.book import InsufficientFunds
+from services.common.settings import MAX_BOOKING_JOKERS, MAX_BOOKING_POINTS, Settings
+from services.ledger.app import LedgerService, Refused
 from services.ledger.root import build
 
 obs = Observability("ledger")
@@ -41,26 +40,43 @@ def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return process_batch(event, context, _on_event, obs.logger.exception)
 
 
+Points = Annotated[StrictInt, Field(ge=-MAX_BOOKING_POINTS, le=MAX_BOOKING_POINTS)]
+Jokers = Annotated[StrictInt, Field(ge=-MAX_BOOKING_JOKERS, le=MAX_BOOKING_JOKERS)]
+
+
 class BalanceQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     op: Literal["balance"]
     account: str = Field(min_length=1, max_length=64)
 
 
 class Booking(BaseModel):
-    """A credit (positive) or debit (negative, must be covered), once per ``idempotency_key``."""
+    """A credit (positive) or debit (negative, must be covered), once per ``idempotency_key``.
 
-    model_config = ConfigDict(extra="forbid")
+    Strict: ``"500"``, ``500.0`` or ``true`` is no amount; nor is anything beyond the
+    bounds every client shares (the client's own limits are narrower)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     op: Literal["post"]
     account: str = Field(min_length=1, max_length=64)
-    idempotency_key: str = Field(min_length=8, max_length=128)
-    points: int = 0
-    jokers: int = 0
+    idempotency_key: str = Field(min_length=8, max_length=128, pattern=r"^[\x21-\x7e]+$")
+    points: Points = 0
+    jokers: Jokers = 0
 
 
 LedgerRequest = TypeAdapter(Annotated[BalanceQuery | Booking, Field(discriminator="op")])
+
+
+def client_of(context: Any) -> str | None:
+    """The alias the caller invoked (``arn:…:function:name:alias``): who the caller is.
+
+    Each configured client may invoke only its own alias (the stack grants
+    ``lambda:InvokeFunction`` per alias); Lambda, not the caller, sets this ARN.
+    """
+    parts = str(getattr(context, "invoked_function_arn", "")).split(":")
+    return parts[7] if len(parts) == 8 else None
 
 
 @obs.handler
@@ -70,13 +86,15 @@ def api(event: dict[str, Any], context: Any) -> dict[str, Any]:
         request = LedgerRequest.validate_python(event)
     except ValidationError as exc:
         return {"error": "malformed", "message": str(exc.errors()[0]["msg"])}
+    client = client_of(context)
     try:
         if isinstance(request, BalanceQuery):
-            balance = service().balance(request.account)
+            balance = service().balance(client, request.account)
         else:
             balance = service().post(
-                request.account, request.idempotency_key, request.points, request.jokers
+                client, request.account, request.idempotency_key, request.points, request.jokers
             )
-    except InsufficientFunds:
-        return {"account": request.account, "error": "insufficient_balance"}
+    except Refused as refused:
+        obs.telemetry.count(f"refused_{refused.code}")
+        return {"account": request.account, "error": refused.code, "message": refused.message}
     return {"account": request.account, "points": balance.points, "jokers": balance.jokers}

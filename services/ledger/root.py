@@ -16,4 +16,5 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> LedgerS
         EventBridgePublisher(clients.events, settings.event_bus),
         SystemClock(),
         telemetry,
+        settings.ledger_clients,
     )

@@ -27,7 +27,9 @@ from services.common.events import (
     SeatPlayer,
     TableAborted,
     TableFormed,
+    is_practice,
 )
+from services.common.flood import FloodControl, over_rate
 from services.common.protocol import (
     Balance,
     BalanceMessage,
@@ -102,7 +104,12 @@ class MatchmakingService:
         poll_seconds: int,
         arena_stakes: tuple[int, ...],
         max_message_bytes: int,
+        flood: FloodControl | None = None,
+        join_limit: tuple[int, int] = (12, 600),
     ) -> None:
+        self._flood = flood
+        self._join_limit = join_limit
+        """Invite codes a player may try, per this many seconds."""
         self._store = store
         self._games = games
         self._ledger = ledger
@@ -125,6 +132,10 @@ class MatchmakingService:
             self._refuse(connection_id, refusal.code, refusal.message, refusal.cid)
 
         def handle() -> None:
+            limited = over_rate(self._flood, connection_id, body)
+            if limited is not None:
+                refuse(limited)
+                return
             incoming = read_message(LOBBY_MESSAGE, player, body, self._max_bytes)
             if isinstance(incoming, Refusal):
                 refuse(incoming)
@@ -307,6 +318,13 @@ class MatchmakingService:
     def join_table(
         self, player_id: str, name: str, connection_id: str, code: str, cid: str | None = None
     ) -> None:
+        if not self._store.try_code(
+            player_id, self._clock.now(), self._join_limit[0], self._join_limit[1]
+        ):
+            self._refuse(
+                connection_id, "rate_limited", "too many invite codes tried: wait a while", cid
+            )
+            return
         me = SeatPlayer(player_id=player_id, name=name)
         reply = _reply(player_id, cid)
         for _ in range(FORM_ATTEMPTS):
@@ -596,6 +614,7 @@ class MatchmakingService:
                 seats={str(seat): lobby.seats.get(seat) for seat in (1, 2, 3, 4)},  # type: ignore[misc]
                 status="started" if table_id else "forming",
                 table_id=table_id,
+                practice=is_practice(lobby.seats.values()),
                 cid=reply[1] if reply is not None and reply[0] == member else None,
             )
             self._pusher.send(connection, view.model_dump(mode="json"))

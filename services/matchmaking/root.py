@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from services.common.adapters import ApiGatewayPusher, SystemClock
+from services.common.flood import flood_control
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
@@ -28,4 +29,6 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> Matchma
         poll_seconds=settings.poll_seconds,
         arena_stakes=settings.arena_stakes,
         max_message_bytes=settings.max_message_bytes,
+        flood=flood_control(settings),
+        join_limit=(settings.join_attempts, settings.join_window_seconds),
     )

@@ -55,6 +55,29 @@ class MatchmakingStore:
         self._name = table
         self._players = players_table
 
+    def try_code(self, player_id: str, now: float, limit: int, window_seconds: int) -> bool:
+        """Count one invite code the player tries; False once ``limit`` were tried in this
+        window. One conditional write per ``join_table`` (its item expires with the window),
+        so no number of connections or containers gives a player more guesses."""
+        window = int(now // window_seconds)
+        try:
+            self._db.update_item(
+                TableName=self._name,
+                Key={"pk": s(f"JOINS#{player_id}"), "sk": s(str(window))},
+                UpdateExpression="ADD tries :one SET expires_at = :expires",
+                ConditionExpression="attribute_not_exists(tries) OR tries < :limit",
+                ExpressionAttributeValues={
+                    ":one": n(1),
+                    ":limit": n(limit),
+                    ":expires": n((window + 2) * window_seconds),
+                },
+            )
+        except Exception as exc:
+            if error_code(exc) == CONDITION_FAILED:
+                return False
+            raise
+        return True
+
     # --- items for transactions ---------------------------------------------------
 
     def enqueue_items(self, entry: Entry, ttl: int) -> list[dict[str, Any]]:

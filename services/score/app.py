@@ -11,7 +11,14 @@ from typing import Literal
 from services.common import constants
 from services.common.adapters import Clock
 from services.common.constants import score_sk
-from services.common.events import MatchEnded, RoundEnded, RoundScored, TableAborted, TeamScore
+from services.common.events import (
+    MatchEnded,
+    RoundEnded,
+    RoundScored,
+    TableAborted,
+    TeamScore,
+    is_practice,
+)
 from services.common.protocol import MatchResultMessage, RoundResultMessage
 from services.common.records import TableRecord
 from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
@@ -136,13 +143,15 @@ class ScoreService:
         if table.status != "finished":
             return
         winner: Literal["A", "B"] = "A" if scored.totals["A"] > scored.totals["B"] else "B"
+        practice = is_practice(table.seats.values())
         rewards = account_rewards(table.mode, 0 if winner == "A" else 1, table.round, table.stake)
         match_result = MatchResultMessage(
             table_id=table.table_id,
             winner=winner,
             totals=scored.totals,
             rounds_played=table.round,
-            rewards={str(seat): amount for seat, amount in rewards.items()},  # type: ignore[misc]
+            rewards={str(seat): 0 if practice else amount for seat, amount in rewards.items()},  # type: ignore[misc]
+            practice=practice,
         )
         self._views.push_all(table, match_result.model_dump(mode="json"))
 

@@ -10,6 +10,7 @@ next connected seat's turn gets a durable timer.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from services.common.events import (
     RoundEnded,
     RoundStarted,
 )
+from services.common.flood import FloodControl, over_rate
 from services.common.presence import PresenceStore
 from services.common.protocol import (
     Hello,
@@ -54,6 +56,8 @@ SOURCE = f"{constants.EVENT_SOURCE}.turn"
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(TurnMessage)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
+COMPLETED_KEPT = 4096
+"""Table versions a warm container remembers having followed through (a few hundred KB)."""
 
 
 @dataclass
@@ -83,7 +87,9 @@ class TurnService:
         ledger: Ledger,
         turn_seconds: int,
         max_message_bytes: int,
+        flood: FloodControl | None = None,
     ) -> None:
+        self._flood = flood
         self._ledger = ledger
         self._max_bytes = max_message_bytes
         self._store = store
@@ -93,6 +99,8 @@ class TurnService:
         self._clock = clock
         self._telemetry = telemetry
         self._turn_seconds = turn_seconds
+        self._completed: OrderedDict[tuple[str, int], None] = OrderedDict()
+        """(table, version) whose write this container followed through: nothing to repair."""
 
     # --- client messages ----------------------------------------------------------
 
@@ -104,6 +112,10 @@ class TurnService:
             self._refuse(connection_id, refusal.code, refusal.message, cid=refusal.cid)
 
         def handle() -> None:
+            limited = over_rate(self._flood, connection_id, body)
+            if limited is not None:
+                refuse(limited)
+                return
             incoming = read_message(CLIENT_MESSAGE, player, body, self._max_bytes)
             if isinstance(incoming, Refusal):
                 refuse(incoming)
@@ -415,6 +427,9 @@ class TurnService:
         self._views.push_views(
             table, applied.last_action or None, state, applied.reply, applied.moves
         )
+        self._completed[(table.table_id, table.version)] = None
+        while len(self._completed) > COMPLETED_KEPT:
+            self._completed.popitem(last=False)
 
     # --- answers ----------------------------------------------------------------------
 
@@ -452,9 +467,11 @@ class TurnService:
         A client re-sends a move it got no answer to. If the table's last
         logged action is that very move by that seat, it had been written
         before the failure, and what follows a write (auto-play of absent seats,
-        the turn's timer, everyone's views) may never have run: it runs now.
-        Doing it again is harmless: auto-play is version-checked, a schedule
-        that exists is kept, views are idempotent.
+        the turn's timer, everyone's views) may never have run: it runs now,
+        once per move (the log item is marked). A container that followed the
+        write through itself knows there is nothing to repair. So a client
+        re-sending its last move in a loop hears ``stale_version`` alone: it
+        cannot make the server push frames to the other seats.
         """
         self._telemetry.count("refused_stale_version")
         state = _state_of(table)
@@ -469,7 +486,14 @@ class TurnService:
                 cid,
             ),
         )
-        if move is None or state is None or not self._is_last_move(table, state, seat, move):
+        if (
+            move is None
+            or state is None
+            or (table.table_id, table.version) in self._completed
+            or not self._needs_repair(table, state, seat, move)
+        ):
+            return
+        if not self._store.claim_repair(table.table_id, constants.log_sk(table.round, state.ply)):
             return
         self._telemetry.count("answers_repaired")
         applied = self._advance_absent(Applied(table, {}, state))
@@ -482,12 +506,13 @@ class TurnService:
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
         self._views.push_views(table, applied.last_action or None, state)
 
-    def _is_last_move(
+    def _needs_repair(
         self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
     ) -> bool:
         logged = self._store.get_item(table.table_id, constants.log_sk(table.round, state.ply))
         return (
             logged is not None
+            and "repaired" not in logged
             and int(logged["seat"]["N"]) == seat
             and json.loads(logged["action"]["S"]) == move
         )

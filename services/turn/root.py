@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from services.common.adapters import SystemClock
+from services.common.flood import flood_control
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
@@ -23,4 +24,5 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> TurnSer
         ledger=Ledger(clients.dynamodb, settings.ledger_table),
         turn_seconds=settings.turn_seconds,
         max_message_bytes=settings.max_message_bytes,
+        flood=flood_control(settings),
     )

@@ -29,6 +29,21 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
     build_dir = tmp_path_factory.mktemp("infra-build")
     started = time.perf_counter()
     app = cdk.App(outdir=str(outdir), context=dict(SYNTH_DEFAULTS))
+    # Two modes: one in another account (a resource policy), one by its managed policy only.
+    ledger_clients = Config.from_context(
+        {
+            "ledgerClients": {
+                "rummy": {
+                    "principal": "arn:aws:iam::111122223333:role/rummy",
+                    "pointsPerBooking": 10000,
+                    "pointsPerDay": 1000000,
+                    "jokersPerBooking": 3,
+                    "jokersPerDay": 100,
+                },
+                "poker": {"pointsPerBooking": 500, "pointsPerDay": 50000},
+            }
+        }.get
+    ).ledger_clients
     configs = {
         "dev": Config(bundle=False),
         # The other branch of every switch: production, tracing on, other timings and stakes.
@@ -43,6 +58,7 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
             queue_seconds=90,
             poll_seconds=5,
             arena_stakes=(100, 250),
+            ledger_clients=ledger_clients,
         ),
         # Players sign in with the platform's existing issuer: no user pool.
         "oidc": Config(

@@ -12,6 +12,7 @@ from infra.assets import LAYER_PACKAGES, PLATFORM, build_code, build_layer, pip_
 from infra.config import CONTEXT_KEYS, Config, ConfigError
 from infra.functions import FUNCTIONS, TIMERS
 from services.common import constants
+from services.common.settings import LedgerClient
 
 pytestmark = pytest.mark.infra
 
@@ -105,6 +106,15 @@ def test_deletion_protection_follows_the_stage_unless_set() -> None:
         ("webUrls", "https://play.example/?x=1"),
         ("authDomainPrefix", "My_Game"),
         ("authDomainPrefix", "canasta-aws"),
+        ("ledgerClients", "[]"),
+        ("ledgerClients", "{"),
+        ("ledgerClients", {"Rummy": {"pointsPerBooking": 1, "pointsPerDay": 1}}),
+        ("ledgerClients", {"1": {"pointsPerBooking": 1, "pointsPerDay": 1}}),
+        ("ledgerClients", {"rummy": {"pointsPerBooking": 1}}),
+        ("ledgerClients", {"rummy": {"pointsPerBooking": "1", "pointsPerDay": 1}}),
+        ("ledgerClients", {"rummy": {"pointsPerBooking": 10**15, "pointsPerDay": 1}}),
+        ("ledgerClients", {"rummy": {"pointsPerBooking": 1, "pointsPerDay": 1, "other": 1}}),
+        ("ledgerClients", {"rummy": {"principal": "*", "pointsPerBooking": 1, "pointsPerDay": 1}}),
     ],
 )
 def test_bad_context_is_refused(key: str, value: Any) -> None:
@@ -245,3 +255,18 @@ def test_cdk_json_runs_the_app_and_its_context_is_the_defaults() -> None:
     context = cdk_json["context"]
     assert set(context) <= set(CONTEXT_KEYS.values())
     assert Config.from_context(context.get) == Config()
+
+
+def test_ledger_clients_come_as_json_with_their_limits_and_principals() -> None:
+    given = (
+        '{"rummy": {"principal": "arn:aws:iam::111122223333:role/rummy", '
+        '"pointsPerBooking": 10000, "pointsPerDay": 100000, "jokersPerBooking": 2, '
+        '"jokersPerDay": 10}, "poker": {"pointsPerBooking": 5, "pointsPerDay": 50}}'
+    )
+    rummy, poker = Config.from_context({"ledgerClients": given}.get).ledger_clients
+    assert (rummy.name, rummy.principal) == ("rummy", "arn:aws:iam::111122223333:role/rummy")
+    assert rummy.limits == LedgerClient(
+        points_per_booking=10000, points_per_day=100000, jokers_per_booking=2, jokers_per_day=10
+    )
+    assert (poker.name, poker.principal, poker.limits.jokers_per_booking) == ("poker", None, 0)
+    assert Config().ledger_clients == ()

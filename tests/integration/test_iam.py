@@ -89,13 +89,20 @@ def test_a_grant_removed_from_a_spec_fails_the_check_naming_the_denied_action(
     assert harness.aws.dispatcher.errors, "the denied message is retried, as AWS would"
 
 
-def test_a_denied_call_raises_access_denied_as_aws_answers(harness: Harness) -> None:
+def test_a_denied_call_raises_access_denied_as_aws_answers(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.common.settings import LedgerClient
     from services.ledger import handler as ledger_handler
 
+    client = LedgerClient(points_per_booking=1, points_per_day=1)
+    monkeypatch.setattr(ledger_handler.service(), "_clients", {"rummy": client})
     iam = harness.aws.iam
     iam.roles["ledger-api"] = replace(iam.roles["ledger-api"], statements=())
     with pytest.raises(ClientError) as denied:
-        ledger_handler.api({"op": "balance", "account": "p1"}, LambdaContext("ledger-api"))
+        ledger_handler.api(
+            {"op": "balance", "account": "p1"}, LambdaContext("ledger-api", alias="rummy")
+        )
     assert denied.value.response["Error"]["Code"] == "AccessDeniedException"
     assert iam.denials == [
         f"ledger-api: User: {iam.roles['ledger-api'].arn} is not authorized to perform: "

@@ -21,8 +21,8 @@ from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
-from services.ledger.app import HOUSE_BOTS, LedgerService, escrow
-from services.ledger.book import Ledger, Posting, escrow_account
+from services.ledger.app import LedgerService, escrow
+from services.ledger.book import Balance, Ledger, Posting, escrow_account
 from shared_engine import MatchMode, apply, parse_action, score_round, start_round
 from shared_engine.tiles import JOKER
 from shared_engine.view import player_view
@@ -204,12 +204,17 @@ def short_match_seed(most_moves: int = 40) -> str:
     raise AssertionError("no short seed")
 
 
-def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(
-    hx: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def short(hx: Harness, monkeypatch: pytest.MonkeyPatch) -> Harness:
+    """``hx`` dealing a round the scripted clients finish in few moves."""
     from services.deal import handler as deal_handler
 
     monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    return hx
+
+
+def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(short: Harness) -> None:
+    hx = short
     players = ["p1", "p2", "p3", "p4"]
     table_id, conns = queue_and_seat(hx, players)
     capture = hx.capture()
@@ -291,28 +296,100 @@ def test_arena_tie_break_rounds_do_not_change_the_payout(hx: Harness) -> None:
         assert payouts == [f"ENTRY#{table_id}:payout:1", f"ENTRY#{table_id}:payout:3"]
 
 
-def test_a_friends_match_with_bots_books_their_share_on_the_house(hx: Harness) -> None:
-    players = ["h1", "bot-x-2", "bot-x-3", "bot-x-4"]
+def test_a_match_with_bots_is_practice_and_books_nothing(hx: Harness) -> None:
+    """MATCH-3: one bot seat from the start makes the match practice, whatever its mode."""
+    players = ["h1", "bot-x-2", "h3", "bot-x-4"]
+    for player in ("h1", "h3"):
+        fund(hx, player, 500)
     capture = hx.capture()
-    hx.publish(
-        "MatchEnded",
-        ended("f-x", players, mode=MatchMode.THREE_ROUNDS, winner="A", rounds=3, bots=(2, 3, 4)),
-        SCORE,
-    )
+    for table_id, mode, stake in (
+        ("f-x", MatchMode.THREE_ROUNDS, 0),
+        ("f-y", MatchMode.ARENA, 100),
+    ):
+        for winner in ("A", "B"):
+            hx.publish(
+                "MatchEnded",
+                ended(
+                    table_id, players, mode=mode, winner=winner, rounds=3, stake=stake, bots=(2, 4)
+                ),
+                SCORE,
+            )
+        detail = aborted(table_id, players, mode=mode, stake=stake)
+        detail["seats"]["2"]["bot"] = True
+        hx.publish("TableAborted", detail, SCORE)
     hx.settle()
-    assert points(hx, "h1", HOUSE_BOTS) == {"h1": 3000, HOUSE_BOTS: -3000}
-    assert accounts(hx) == sorted(["h1", HOUSE_BOTS, "match:f-x"]), "no account per bot"
-    booked = match_entries(hx, "f-x")
-    assert sorted(booked) == sorted(
-        [
-            ("h1", "ENTRY#f-x:settlement:1", 3000),
-            (HOUSE_BOTS, "ENTRY#f-x:settlement:2", -3000),
-            (HOUSE_BOTS, "ENTRY#f-x:settlement:3", 3000),
-            (HOUSE_BOTS, "ENTRY#f-x:settlement:4", -3000),
-        ]
-    )
-    (settled,) = [e["detail"] for e in capture.of_type("LedgerSettled")]
-    assert settled["changes"] == {"h1": 3000, HOUSE_BOTS: -3000}
+    assert points(hx, "h1", "h3") == {"h1": 500, "h3": 500}
+    assert accounts(hx) == ["h1", "h3"], "no house, escrow or match account"
+    assert match_entries(hx, "f-x") == [] and match_entries(hx, "f-y") == []
+    assert capture.of_type("LedgerSettled") == []
+    # Nor does forming such a table hold a stake.
+    seats = {
+        i: SeatPlayer(player_id=p, name=p, bot=p.startswith("bot-"))
+        for i, p in enumerate(players, 1)
+    }
+    assert escrow("f-z", seats, 100) == []
+
+
+def fill_with_bots(harness: Harness, host: str) -> tuple[str, str, dict[str, Any]]:
+    """A friends table of ``host`` and three bots, started; (connection, table, lobby)."""
+    conn = connect(harness, host)
+    harness.send(conn, {"action": "create_table", "mode": "one_round"})
+    forming = harness.last(conn, "lobby")
+    assert forming is not None and forming["practice"] is False
+    harness.send(conn, {"action": "fill_bots"})
+    started = harness.last(conn, "lobby")
+    assert started is not None and started["status"] == "started"
+    return conn, started["table_id"], started
+
+
+def test_a_table_filled_with_bots_plays_to_its_end_and_settles_nothing(short: Harness) -> None:
+    hx = short
+    fund(hx, "solo", 700, 1)
+    capture = hx.capture()
+    conn, table_id, lobby = fill_with_bots(hx, "solo")
+    assert lobby["practice"] is True, "the lobby says so when the bots sit down"
+    hx.settle()
+    first = hx.last(conn)
+    assert first is not None and first["match"]["practice"] is True
+    play_match(hx, {1: conn}, table_id)
+    hx.settle()
+
+    assert hx.table(table_id).status == "finished"
+    result = hx.last(conn, "match_result")
+    assert result is not None
+    assert result["practice"] is True
+    assert result["rewards"] == dict.fromkeys("1234", 0)
+    assert book_of(hx).balance("solo") == Balance(700, 1), "balances unchanged"
+    assert [e["purpose"]["S"] for e in book_of(hx).entries("solo")] == ["welcome"]
+    assert match_entries(hx, table_id) == []
+    assert accounts(hx) == ["solo"]
+    assert capture.of_type("LedgerSettled") == []
+    assert "table_id" not in player_item(hx, "solo"), "released to play again"
+
+
+def test_a_seat_auto_played_after_a_disconnect_is_no_bot_and_the_match_settles(
+    short: Harness,
+) -> None:
+    """TABLE-2 auto-play of a player who left is not a bot seat (MATCH-3): it settles."""
+    hx = short
+    players = ["g1", "g2", "g3", "g4"]
+    table_id, conns = queue_and_seat(hx, players)
+    hx.disconnect(conns.pop(4))
+    play_match(hx, conns, table_id)
+    hx.settle()
+
+    table = hx.table(table_id)
+    assert table.status == "finished"
+    seat_4 = [i["auto"]["BOOL"] for i in hx.logs(table_id) if int(i["seat"]["N"]) == 4]
+    assert seat_4 and all(seat_4), "seat 4 was auto-played"
+    assert not any(p.bot for p in table.seats.values())
+    winners = {"g1", "g3"} if table.totals[0] > table.totals[1] else {"g2", "g4"}
+    amount = 1000 * table.round
+    expected = {p: amount if p in winners else -amount for p in players}
+    assert points(hx, *players) == expected
+    result = hx.last(conns[1], "match_result")
+    assert result is not None and result["practice"] is False
+    assert result["rewards"]["4"] == expected["g4"]
 
 
 # --- refunds, duplicates, order ------------------------------------------------------------
@@ -456,64 +533,178 @@ def test_concurrent_settlements_book_once(hx: Harness) -> None:
 
 # --- the ledger API (other rummy modes) ---------------------------------------------------------
 
+CLIENTS = {
+    "rummy": {
+        "points_per_booking": 10_000,
+        "points_per_day": 25_000,
+        "jokers_per_booking": 3,
+        "jokers_per_day": 5,
+    },
+    "poker": {"points_per_booking": 500, "points_per_day": 1_000},
+}
+"""The ledger API's clients of these tests, configured as the stack configures them."""
 
-def api(request: dict[str, Any]) -> dict[str, Any]:
-    return ledger_handler.api(request, LambdaContext("ledger-api"))
+
+@pytest.fixture
+def lx(moto_url: str) -> Iterator[Harness]:
+    """A stack whose ledger API has the two clients of ``CLIENTS``, and a settable clock."""
+    import json
+
+    with local_harness(moto_url, CANASTA_LEDGER_CLIENTS=json.dumps(CLIENTS)) as harness:
+        ledger_handler.service()._clock = FakeClock()  # type: ignore[assignment]
+        yield harness
+        assert_books_balance(harness)
 
 
-def test_the_api_reads_credits_and_debits_once_per_key(hx: Harness) -> None:
+def api(request: dict[str, Any], client: str | None = "rummy") -> dict[str, Any]:
+    """Invoke the API as ``client`` (the alias it invokes; None: the unqualified function)."""
+    return ledger_handler.api(request, LambdaContext("ledger-api", alias=client))
+
+
+def post(account: str, key: str, points: int = 0, jokers: int = 0) -> dict[str, Any]:
+    return {
+        "op": "post",
+        "account": account,
+        "idempotency_key": key,
+        "points": points,
+        "jokers": jokers,
+    }
+
+
+def refusal(answer: dict[str, Any]) -> str | None:
+    assert ("error" in answer) is ("points" not in answer), answer
+    return answer.get("error")
+
+
+def test_the_api_reads_credits_and_debits_once_per_key(lx: Harness) -> None:
     assert api({"op": "balance", "account": "z1"}) == {"account": "z1", "points": 0, "jokers": 0}
-    credit = {
-        "op": "post",
-        "account": "z1",
-        "idempotency_key": "rummy-0001",
-        "points": 700,
-        "jokers": 2,
-    }
+    credit = post("z1", "rummy-0001", 700, 2)
     assert api(credit) == {"account": "z1", "points": 700, "jokers": 2}
-    assert api(credit) == {"account": "z1", "points": 700, "jokers": 2}  # same key: once
-    assert api({**credit, "points": 9999}) == {"account": "z1", "points": 700, "jokers": 2}
-    debit = {
-        "op": "post",
-        "account": "z1",
-        "idempotency_key": "rummy-0002",
-        "points": -300,
-        "jokers": -1,
-    }
+    debit = post("z1", "rummy-0002", -300, -1)
+    assert api(debit) == {"account": "z1", "points": 400, "jokers": 1}
+    # A repeat answers what the booking answered then, not today's balance, and books nothing.
+    assert api(credit) == {"account": "z1", "points": 700, "jokers": 2}
     assert api(debit) == {"account": "z1", "points": 400, "jokers": 1}
     assert api({"op": "balance", "account": "z1"}) == {"account": "z1", "points": 400, "jokers": 1}
-    keys = [e["sk"]["S"] for e in book_of(hx).entries("z1")]
-    assert keys == ["ENTRY#external:rummy-0001", "ENTRY#external:rummy-0002"]
+    keys = [e["sk"]["S"] for e in book_of(lx).entries("z1")]
+    assert keys == ["ENTRY#external:rummy:rummy-0001", "ENTRY#external:rummy:rummy-0002"]
 
 
-def test_the_api_refuses_an_uncovered_debit(hx: Harness) -> None:
-    """An uncovered debit books nothing and is answered (not raised) as insufficient_balance."""
-    fund_z2 = {"op": "post", "account": "z2", "idempotency_key": "rummy-fund", "points": 400}
-    assert api({**fund_z2, "jokers": 1}) == {"account": "z2", "points": 400, "jokers": 1}
-    for number, (points_, jokers) in enumerate([(-401, 0), (0, -2), (-10, -2)]):
-        debit = {
-            "op": "post",
-            "account": "z2",
-            "idempotency_key": f"rummy-over-{number}",
-            "points": points_,
-            "jokers": jokers,
-        }
-        assert api(debit) == {"account": "z2", "error": "insufficient_balance"}, debit
-    assert api({"op": "balance", "account": "z2"}) == {"account": "z2", "points": 400, "jokers": 1}
-    assert [e["sk"]["S"] for e in book_of(hx).entries("z2")] == ["ENTRY#external:rummy-fund"]
-    # A key refused before is free: the same debit, once covered, goes through.
-    api({"op": "post", "account": "z2", "idempotency_key": "rummy-more", "points": 1})
-    assert api(
-        {"op": "post", "account": "z2", "idempotency_key": "rummy-over-0", "points": -401}
-    ) == {"account": "z2", "points": 0, "jokers": 1}
-    # A malformed request is answered too, and books nothing.
-    for bad in (
-        {"op": "post", "account": "z2", "idempotency_key": "short", "points": 5},
-        {"op": "post", "account": "z2", "idempotency_key": "rummy-0009", "points": "lots"},
-        {"op": "refund", "account": "z2"},
+def test_a_reused_key_with_another_body_is_an_idempotency_conflict(lx: Harness) -> None:
+    assert api(post("z3", "rummy-0001", 700)) == {"account": "z3", "points": 700, "jokers": 0}
+    for other in (
+        post("z3", "rummy-0001", 9999),
+        post("z3", "rummy-0001", 700, 1),
+        post("z3", "rummy-0001", -700),
+        post("z4", "rummy-0001", 700),  # the key is the client's, whatever the account
     ):
-        assert api(bad)["error"] == "malformed", bad
-    assert len(book_of(hx).entries("z2")) == 3
+        assert refusal(api(other)) == "idempotency_conflict", other
+    assert points(lx, "z3", "z4") == {"z3": 700, "z4": 0}
+    assert len(book_of(lx).entries("z3")) == 1 and book_of(lx).entries("z4") == []
+    # Keys are per client: another mode's same key is its own booking.
+    assert api(post("z3", "rummy-0001", 100), "poker") == {
+        "account": "z3",
+        "points": 800,
+        "jokers": 0,
+    }
+
+
+def test_the_api_refuses_an_uncovered_debit(lx: Harness) -> None:
+    """An uncovered debit books nothing and is answered (not raised) as insufficient_balance."""
+    assert api(post("z2", "rummy-fund", 400, 1)) == {"account": "z2", "points": 400, "jokers": 1}
+    for number, (points_, jokers) in enumerate([(-401, 0), (0, -2), (-10, -2)]):
+        answer = api(post("z2", f"rummy-over-{number}", points_, jokers))
+        assert refusal(answer) == "insufficient_balance", answer
+    assert api({"op": "balance", "account": "z2"}) == {"account": "z2", "points": 400, "jokers": 1}
+    assert [e["sk"]["S"] for e in book_of(lx).entries("z2")] == ["ENTRY#external:rummy:rummy-fund"]
+    # A key refused before is free: the same debit, once covered, goes through.
+    api(post("z2", "rummy-more", 1))
+    assert api(post("z2", "rummy-over-0", -401)) == {"account": "z2", "points": 0, "jokers": 1}
+    # A credit to an account a lost match left below zero is no debit: it goes through.
+    lost = ended("quick-z", ["z9", "y2", "y3", "y4"], winner="B")
+    lx.publish("MatchEnded", lost, SCORE)
+    lx.settle()
+    assert api(post("z9", "rummy-back", 300)) == {"account": "z9", "points": -700, "jokers": 0}
+
+
+def test_amounts_are_bounded_integers(lx: Harness) -> None:
+    """10^15 or 10^40 points, floats, bools and strings are no amount: malformed, nothing booked
+    (DynamoDB itself refuses more than 38 digits, and moto would keep them)."""
+    for number, amount in enumerate(
+        [10**15, -(10**15), 10**40, 1_000_000_001, 1.5, 500.0, True, "500", None, [500]]
+    ):
+        for field in ("points", "jokers"):
+            request = {**post("z5", f"rummy-bad-{number}"), field: amount}
+            answer = api(request)
+            assert refusal(answer) == "malformed", request
+    for bad in (
+        {**post("z5", "short"), "points": 5},
+        {**post("z5", "rummy-0009"), "points": 5, "extra": 1},
+        {**post("z5", "rummy key"), "points": 5},
+        {"op": "refund", "account": "z5"},
+        {"op": "balance", "account": 5},
+    ):
+        assert refusal(api(bad)) == "malformed", bad
+    assert accounts(lx) == []
+
+
+def test_only_players_accounts_may_be_named(lx: Harness) -> None:
+    fund(lx, "house:bots", 10)
+    for account in ("house:bots", "escrow:t-1", "match:t-1", "bot-ABC-2", "a b", "-x", "x:y"):
+        for request in (
+            post(account, "rummy-internal", 100),
+            {"op": "balance", "account": account},
+        ):
+            assert refusal(api(request)) == "not_a_player_account", request
+    assert accounts(lx) == ["house:bots"]
+    assert book_of(lx).balance("house:bots").points == 10
+
+
+def test_each_client_posts_within_its_limits_per_booking_and_per_day(lx: Harness) -> None:
+    clock = ledger_handler.service()._clock
+    assert refusal(api(post("z6", "rummy-big", 10_001))) == "booking_limit"
+    assert refusal(api(post("z6", "rummy-big", 0, 4))) == "booking_limit"
+    assert refusal(api(post("z6", "poker-big", 501), "poker")) == "booking_limit"
+    assert api(post("z6", "rummy-d1", 10_000, 3))["points"] == 10_000
+    assert api(post("z7", "rummy-d2", 10_000))["points"] == 10_000
+    # Debits count as much as credits: 25,000 a day in all, whichever the accounts.
+    assert api(post("z6", "rummy-d3", -5_000))["points"] == 5_000
+    assert refusal(api(post("z7", "rummy-d4", 1))) == "daily_limit"
+    assert refusal(api(post("z6", "rummy-d5", 0, 3))) == "daily_limit"  # 3 + 3 > 5 jokers
+    assert api(post("z6", "rummy-d6", 0, -2))["jokers"] == 1
+    # Another client's day is its own.
+    assert api(post("z7", "poker-d1", 500), "poker")["points"] == 10_500
+    assert points(lx, "z6", "z7") == {"z6": 5_000, "z7": 10_500}
+    # A refused key stays free; the next UTC day has room again.
+    clock.advance(24 * 3600)  # type: ignore[attr-defined]
+    assert api(post("z7", "rummy-d4", 1))["points"] == 10_501
+
+
+def test_only_a_configured_client_may_call(lx: Harness) -> None:
+    for client in (None, "blackjack", "$LATEST", "1"):
+        for request in (post("z8", "rummy-anon", 100), {"op": "balance", "account": "z8"}):
+            assert refusal(api(request, client)) == "unknown_client", (client, request)
+    assert accounts(lx) == []
+
+
+def test_concurrent_bookings_on_one_account_all_book_exactly(lx: Harness) -> None:
+    """Each booking's answer is the balance it left: concurrent ones retry, none is lost."""
+    answers: list[dict[str, Any]] = []
+    barrier = threading.Barrier(6)
+
+    def book(number: int) -> None:
+        barrier.wait()
+        answers.append(api(post("zc", f"rummy-c-{number}", 100 * (number + 1))))
+
+    threads = [threading.Thread(target=book, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(refusal(a) is None for a in answers), answers
+    assert sorted(a["points"] for a in answers)[-1] == 2_100
+    assert len({a["points"] for a in answers}) == 6, "each answer is its own booking's result"
+    assert book_of(lx).balance("zc").points == 2_100
 
 
 # --- the joker button (JOKER-1) ---------------------------------------------------------------

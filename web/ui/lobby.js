@@ -95,5 +95,5 @@ function renderFriendsLobby(state, lobby) {
   });
   $("lobby-seats").replaceChildren(...items);
   show($("fill-bots"), isHost);
-  $("lobby-wait").textContent = isHost ? t("lobby.hostHint") : t("lobby.waitingHost");
+  $("lobby-wait").textContent = `${isHost ? t("lobby.hostHint") : t("lobby.waitingHost")} ${t("lobby.practiceHint")}`;
 }
