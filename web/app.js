@@ -801,6 +801,7 @@ function renderFriendsLobby(lobby) {
   });
   $("lobby-seats").replaceChildren(...items);
   show($("fill-bots"), isHost);
+  show($("bot-level-field"), isHost);
   $("lobby-wait").textContent = isHost ? t("lobby.hostHint") : t("lobby.waitingHost");
 }
 
@@ -1509,7 +1510,7 @@ function bind() {
     render();
   });
   $("lobby-leave").addEventListener("click", leave);
-  $("fill-bots").addEventListener("click", () => send({ action: "fill_bots" }));
+  $("fill-bots").addEventListener("click", () => send({ action: "fill_bots", level: $("bot-level").value }));
   $("invite-copy").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText($("invite-code").textContent);

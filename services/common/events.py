@@ -18,6 +18,9 @@ from shared_engine.view import ScoreView
 Team = Literal["A", "B"]
 Variant = Literal["twos-meld", "classic"]
 SeatKey = Literal["1", "2", "3", "4"]
+BotLevel = Literal["easy", "normal", "hard"]
+"""How hard a server-side bot plays (``shared_engine.search.LEVELS``): easy is the
+heuristic player, normal and hard search ahead."""
 
 
 class _Detail(BaseModel):
@@ -30,6 +33,8 @@ class SeatPlayer(_Detail):
     player_id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=32)
     bot: bool = False
+    level: BotLevel | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A bot's level, chosen by the host who added it; a player's seat has none."""
 
 
 class TableFormed(_Detail):

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from services.common.events import SeatPlayer
+from services.common.events import BotLevel, SeatPlayer
 from services.common.settings import Settings
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
 from shared_engine.errors import ErrorCode
@@ -147,6 +147,9 @@ class FillBots(ClientMessageBase):
     Answered with a ``lobby`` whose ``status`` is ``started``."""
 
     action: Literal["fill_bots"]
+    level: BotLevel = "normal"
+    """How hard the bots play: ``easy`` (the heuristic player), ``normal`` or ``hard``
+    (they search ahead in the worlds their seat could be in)."""
 
 
 class Balance(ClientMessageBase):
