@@ -170,7 +170,7 @@ def deployed_import_times(repeats: int) -> dict[str, float] | str:
 def deployed_figures(repeats: int) -> list[Figure]:
     measured = deployed_import_times(repeats)
     if isinstance(measured, str):
-        return [Figure(SECTION, "import as deployed vs import boto3", math.nan, "{}", measured)]
+        return [Figure(SECTION, "import as deployed vs import boto3", math.nan, "n/a", measured)]
     boto3 = measured.pop("boto3")
     out = [
         Figure(

@@ -8,7 +8,7 @@
   without them every cold start compiles every module again and keeps nothing.
   They are hash-based and unchecked: the asset's zip does not keep the sources'
   modification times, which timestamp-checked bytecode would compare and reject.
-- Layer: the runtime dependencies (pydantic, pydantic-settings, Powertools)
+- Layer: the runtime dependencies (pydantic, Powertools)
   installed by pip for the Lambda platform (``manylinux2014_aarch64``, CPython of
   the runtime's version) into ``<build>/layer/python``, only when bundling
   (``-c bundle=true``). Without it the layer is a placeholder: synth stays fast
@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BUILD_DIR = REPO / "build" / "infra"
 SOURCE_PACKAGES = ("shared_engine", "services")
-LAYER_PACKAGES = ("pydantic", "pydantic-settings", "aws-lambda-powertools")
+LAYER_PACKAGES = ("pydantic", "aws-lambda-powertools")
 TRACING_PACKAGES = ("aws-xray-sdk", "wrapt")
 """Powertools' Tracer needs the X-Ray SDK; installed without its dependencies, since they
 would bring a second botocore that shadows the runtime's."""

@@ -165,6 +165,7 @@ def lambda_env(tracing: bool) -> dict[str, str]:
         "AWS_DEFAULT_REGION": "eu-west-1",
         "POWERTOOLS_METRICS_NAMESPACE": "Canasta",
         "POWERTOOLS_TRACE_DISABLED": "false" if tracing else "true",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
         "PATH": os.environ.get("PATH", ""),
     }
 

@@ -4,8 +4,6 @@ Built field by field from the state, never by filtering a full dump, so a new
 secret added to the state cannot leak by default.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -20,7 +18,7 @@ Team = Literal["A", "B"]
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class MeldView(_View):

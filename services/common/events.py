@@ -6,8 +6,6 @@ The models are the single source of the JSON Schemas in ``events/schemas/``
 service that wrote it.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,7 +22,7 @@ heuristic player, normal and hard search ahead."""
 
 
 class _Detail(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class SeatPlayer(_Detail):

@@ -10,8 +10,6 @@ are open (the server may add fields, and clients ignore what they do not
 know): that asymmetry is the versioning rule of docs/protocol.md.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -59,7 +57,7 @@ def _absent(value: object) -> bool:
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ClientMessageBase(_Message):
@@ -74,7 +72,9 @@ class ServerMessageBase(BaseModel):
     """Every server message: its fields all required in the schema but those left out
     when empty, and the ``cid`` of the message it answers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_sent)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra=_require_sent, defer_build=True
+    )
 
     cid: CorrelationId | None = Field(default=None, exclude_if=_absent)
     """The ``cid`` of the client message this answers; absent on pushes."""

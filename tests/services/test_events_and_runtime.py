@@ -137,3 +137,27 @@ def test_the_player_comes_from_the_authorizer_never_the_body() -> None:
     assert WebSocketEvent.model_validate(no_auth).player is None
     empty = {**no_auth, "requestContext": {**no_auth["requestContext"], "authorizer": {}}}
     assert WebSocketEvent.model_validate(empty).player is None
+
+
+def test_settings_read_the_environment_as_the_stack_writes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``CANASTA_<FIELD>`` in any case, ``AWS_REGION``, a tuple as JSON; arguments win."""
+    from services.common.settings import Settings
+
+    monkeypatch.setenv("AWS_REGION", "us-east-2")
+    monkeypatch.setenv("CANASTA_REGION", "ignored: the region is AWS_REGION")
+    monkeypatch.setenv("CANASTA_ARENA_STAKES", "[5,50]")
+    monkeypatch.setenv("canasta_turn_seconds", "45")
+    monkeypatch.setenv("CANASTA_TOKEN_SECRET", "k")
+    settings = Settings()
+    assert settings.region == "us-east-2"
+    assert settings.arena_stakes == (5, 50)
+    assert settings.turn_seconds == 45
+    assert settings.token_secret is not None and settings.token_secret.get_secret_value() == "k"
+    assert settings.endpoint_url is None
+    assert Settings(turn_seconds=30).turn_seconds == 30
+    monkeypatch.delenv("canasta_turn_seconds")
+    monkeypatch.setenv("CANASTA_TURN_SECONDS", "2")
+    with pytest.raises(ValidationError):
+        Settings()
