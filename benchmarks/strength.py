@@ -21,6 +21,7 @@ import argparse
 import math
 import sys
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -100,7 +101,7 @@ def strength_figures(
     deals: int, seed: str, pairings: Sequence[str], levels: dict[str, Level]
 ) -> list[Figure]:
     """Each pairing's win rate with its interval, then the search bots' decision times."""
-    timings = {name: Timings() for name in ("easy", "normal", "hard")}
+    timings: dict[str, Timings] = defaultdict(Timings)
     figures = []
     for pairing in pairings:
         first, second = pairing.split(":")
@@ -116,10 +117,10 @@ def strength_figures(
                 f"95% CI {low * 100:.1f}..{high * 100:.1f}%; {deals} deals, {2 * deals} matches",
             )
         )
-    for name in ("normal", "hard"):
-        t = timings[name]
-        if not t.all:
+    for name in dict.fromkeys(("normal", "hard", *levels)):
+        if name not in timings:
             continue
+        t = timings[name]
         note = f"{len(t.all)} decisions; p99 with a choice {percentile(t.chosen, 0.99):.1f}"
         figures.append(Figure("decision CPU time, ms", f"{name} p50", percentile(t.all, 0.5)))
         figures.append(
