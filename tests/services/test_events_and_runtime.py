@@ -161,3 +161,13 @@ def test_settings_read_the_environment_as_the_stack_writes_it(
     monkeypatch.setenv("CANASTA_TURN_SECONDS", "2")
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_the_protocols_bot_levels_are_the_engines() -> None:
+    """A level the host may choose is one the turn service can play (level_policy)."""
+    from typing import get_args
+
+    from services.common.events import BotLevel
+    from shared_engine.search import LEVELS
+
+    assert get_args(BotLevel) == LEVELS
