@@ -91,9 +91,11 @@ print(json.dumps({"import": span(t0, t1), "boto3": span(t1, t2), "first": span(t
 """
 
 
-def _run(code: str, env: dict[str, str]) -> dict[str, Any]:
+def _run(
+    code: str, env: dict[str, str], interpreter: Sequence[str] = (sys.executable,)
+) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [*interpreter, "-c", code],
         env=env,
         cwd=REPO,
         capture_output=True,
@@ -147,23 +149,9 @@ def deployed_import_times(repeats: int) -> dict[str, float] | str:
     samples: dict[str, list[float]] = {m: [] for m in modules}
     for _ in range(repeats):
         for module in modules:
-            done = subprocess.run(
-                [
-                    deployed.interpreter,
-                    "-I",
-                    "-S",
-                    "-c",
-                    DEPLOYED_CHILD.format(path=deployed.path, module=module),
-                ],
-                env=lambda_env(False),
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=120,
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"{module} does not import as deployed:\n{done.stderr[-3000:]}")
-            samples[module].append(json.loads(done.stdout.strip().splitlines()[-1])["cpu"])
+            code = DEPLOYED_CHILD.format(path=deployed.path, module=module)
+            isolated = (deployed.interpreter, "-I", "-S")
+            samples[module].append(_run(code, lambda_env(False), isolated)["cpu"])
     return {module: median(values) for module, values in samples.items()}
 
 

@@ -534,41 +534,10 @@ def _bot_turns(state: RoundState, choose: Any) -> list[tuple[int, dict[str, Any]
     return moves
 
 
-def test_a_hard_bot_seat_is_played_by_the_search_bot_seeded_by_table_round_and_move(
-    turn: TurnService, store: GameStore, presence: PresenceStore
-) -> None:
-    """The seat's stored level picks the policy; the seed is the table, round and ply, so
-    the log replays: the moves are level_policy's for those seeds, not the heuristic's."""
-    state = start_round(BOT_SEED)
-    bots = {
-        s: SeatPlayer(player_id=f"bot-{s}", name=f"Bot {s}", bot=True, level="hard")
-        for s in (2, 3, 4)
-    }
-    put_table(
-        store,
-        "t1",
-        state,
-        seats={1: PLAYERS[1], **bots},
-        connections={1: "c1", 2: None, 3: None, 4: None},
-    )
-    seat_everyone(presence, "t1")
-    move = _discard(state, 1)
-    turn.play("p1", "c1", _play("t1", 1, move))
-
-    after, _ = apply(state, 1, parse_action(move))
-    searched = _bot_turns(after, lambda st, seat: level_policy("hard", f"t1:1:{st.ply}")(st, seat))
-    greedy = _bot_turns(after, greedy_policy)
-    assert searched != greedy, "the deal must tell the two policies apart"
-    logged = [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in _logs(store)[1:]]
-    assert logged == searched
-    assert all(i["auto"]["BOOL"] for i in _logs(store)[1:])
-
-
-@pytest.mark.parametrize("level", ["easy", "normal", None])
-def test_easy_normal_and_unset_levels_play_their_policy(
+def _bots_answer_seat_1(
     turn: TurnService, store: GameStore, presence: PresenceStore, level: BotLevel | None
-) -> None:
-    """easy is the heuristic player; a bot seat stored without a level plays at normal."""
+) -> RoundState:
+    """Seats 2-4 bots of ``level`` (stored as given); seat 1 discards. The state after it."""
     state = start_round(BOT_SEED)
     bots = {
         s: SeatPlayer(player_id=f"bot-{s}", name=f"Bot {s}", bot=True, level=level)
@@ -585,7 +554,32 @@ def test_easy_normal_and_unset_levels_play_their_policy(
     move = _discard(state, 1)
     turn.play("p1", "c1", _play("t1", 1, move))
     after, _ = apply(state, 1, parse_action(move))
+    return after
+
+
+def _logged_after_seat_1(store: GameStore) -> list[tuple[int, dict[str, Any]]]:
+    return [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in _logs(store)[1:]]
+
+
+def test_a_hard_bot_seat_is_played_by_the_search_bot_seeded_by_table_round_and_move(
+    turn: TurnService, store: GameStore, presence: PresenceStore
+) -> None:
+    """The seat's stored level picks the policy; the seed is the table, round and ply, so
+    the log replays: the moves are level_policy's for those seeds, not the heuristic's."""
+    after = _bots_answer_seat_1(turn, store, presence, "hard")
+    searched = _bot_turns(after, lambda st, seat: level_policy("hard", f"t1:1:{st.ply}")(st, seat))
+    greedy = _bot_turns(after, greedy_policy)
+    assert searched != greedy, "the deal must tell the two policies apart"
+    assert _logged_after_seat_1(store) == searched
+    assert all(i["auto"]["BOOL"] for i in _logs(store)[1:])
+
+
+@pytest.mark.parametrize("level", ["easy", "normal", None])
+def test_easy_normal_and_unset_levels_play_their_policy(
+    turn: TurnService, store: GameStore, presence: PresenceStore, level: BotLevel | None
+) -> None:
+    """easy is the heuristic player; a bot seat stored without a level plays at normal."""
+    after = _bots_answer_seat_1(turn, store, presence, level)
     played = level or "normal"
     expected = _bot_turns(after, lambda st, seat: level_policy(played, f"t1:1:{st.ply}")(st, seat))
-    logged = [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in _logs(store)[1:]]
-    assert logged == expected
+    assert _logged_after_seat_1(store) == expected
