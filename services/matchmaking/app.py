@@ -16,7 +16,7 @@ import secrets
 import uuid
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, Pusher
@@ -54,7 +54,8 @@ from shared_engine import MatchMode
 
 SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
 LOBBY_MESSAGE: TypeAdapter[Queue | Leave | CreateTable | JoinTable | FillBots | Balance] = (
-    TypeAdapter(LobbyMessage)
+    # Built by the first lobby message: the events path never reads one.
+    TypeAdapter(LobbyMessage, config=ConfigDict(defer_build=True))
 )
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, TurnTimers
@@ -49,7 +49,11 @@ from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync | Hello | Ping] = TypeAdapter(TurnMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Hello | Ping] = TypeAdapter(
+    # Built by the first message: the events and timers paths never read one.
+    TurnMessage,
+    config=ConfigDict(defer_build=True),
+)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 
