@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test lint fmt bench synth deploy-check fault-sweep clean distclean
+.PHONY: help install play demo simulate test lint fmt bench figures synth deploy-check fault-sweep clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -24,6 +24,8 @@ help:
 	@echo "make lint      ruff check + mypy"
 	@echo "make fmt       ruff format + ruff check --fix"
 	@echo "make bench     performance and cost figures in one table (QUICK=1: fewer repeats)"
+	@echo "make figures   bot strength and decision times, engine vs peer, cold start as deployed"
+	@echo "               (QUICK=1; PEER=DIR PEER_PYTHON=PY for the peer engine)"
 	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
 	@echo "make deploy-check  rehearse a deploy: prod synth with the real layer, cdk-nag, cfn-lint,"
 	@echo "               Lambda size limits, every handler imported against the layer alone"
@@ -95,6 +97,10 @@ fmt: install
 # Engine, cold start, warm handlers on in-process moto, cost per match: docs/performance.md.
 bench: install
 	$(PY) -m benchmarks $(if $(QUICK),--quick)
+
+# The goals' figures (docs/performance.md): bots, engine vs its peer, cold start as deployed.
+figures: install
+	$(PY) -m benchmarks.figures $(if $(QUICK),--quick) $(if $(PEER),--peer $(PEER)) $(if $(PEER_PYTHON),--peer-python $(PEER_PYTHON))
 
 # The CDK app (infra/README.md): needs node; CONTEXT passes -c key=value as the cdk CLI does.
 CONTEXT ?=

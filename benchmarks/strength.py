@@ -21,6 +21,7 @@ import argparse
 import math
 import sys
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -96,6 +97,38 @@ def interval(scores: Sequence[float]) -> tuple[float, float, float]:
     return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
+def strength_figures(
+    deals: int, seed: str, pairings: Sequence[str], levels: dict[str, Level]
+) -> list[Figure]:
+    """Each pairing's win rate with its interval, then the search bots' decision times."""
+    timings: dict[str, Timings] = defaultdict(Timings)
+    figures = []
+    for pairing in pairings:
+        first, second = pairing.split(":")
+        mean, low, high = interval(
+            duplicate((first, second), deals, seed, timings=timings, levels=levels)
+        )
+        figures.append(
+            Figure(
+                SECTION,
+                f"{first} vs {second}, win rate",
+                mean * 100,
+                "{:.1f}%",
+                f"95% CI {low * 100:.1f}..{high * 100:.1f}%; {deals} deals, {2 * deals} matches",
+            )
+        )
+    for name in dict.fromkeys(("normal", "hard", *levels)):
+        if name not in timings:
+            continue
+        t = timings[name]
+        note = f"{len(t.all)} decisions; p99 with a choice {percentile(t.chosen, 0.99):.1f}"
+        figures.append(Figure("decision CPU time, ms", f"{name} p50", percentile(t.all, 0.5)))
+        figures.append(
+            Figure("decision CPU time, ms", f"{name} p99", percentile(t.all, 0.99), note=note)
+        )
+    return figures
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--deals", type=int, default=50, help="deals per pairing (2 matches each)")
@@ -115,33 +148,8 @@ def main(argv: Sequence[str]) -> int:
         c, w, h, *rest = numbers.split(",")
         extra = dict(zip(("hands", "doubt"), (float(x) for x in rest), strict=False))
         levels[name] = Level(name, int(c), int(w), int(h), **extra)
-    timings = {name: Timings() for name in ("easy", "normal", "hard")}
-    figures = []
     started = time.process_time()
-    for pairing in args.pairings.split(","):
-        first, second = pairing.split(":")
-        mean, low, high = interval(
-            duplicate((first, second), args.deals, args.seed, timings=timings, levels=levels)
-        )
-        figures.append(
-            Figure(
-                SECTION,
-                f"{first} vs {second}, win rate",
-                mean * 100,
-                "{:.1f}%",
-                f"95% CI {low * 100:.1f}..{high * 100:.1f}%; {args.deals} deals, "
-                f"{2 * args.deals} matches",
-            )
-        )
-    for name in ("normal", "hard"):
-        t = timings[name]
-        if not t.all:
-            continue
-        note = f"{len(t.all)} decisions; p99 with a choice {percentile(t.chosen, 0.99):.1f}"
-        figures.append(Figure("decision CPU time, ms", f"{name} p50", percentile(t.all, 0.5)))
-        figures.append(
-            Figure("decision CPU time, ms", f"{name} p99", percentile(t.all, 0.99), note=note)
-        )
+    figures = strength_figures(args.deals, args.seed, args.pairings.split(","), levels)
     budgets = ", ".join(
         f"{v.name} {v.candidates}x{v.worlds}x{v.horizon} hands {v.hands} doubt {v.doubt}"
         for v in levels.values()

@@ -2,9 +2,15 @@
 
 - Code: ``shared_engine/`` and ``services/`` copied into ``<build>/code`` (caches left out).
   Every function shares this one asset; only the handler differs.
-- Layer: the runtime dependencies (pydantic, pydantic-settings, Powertools, PyJWT
-  with cryptography) installed by pip for the Lambda platform (``manylinux2014_aarch64``,
-  CPython of the runtime's version) into ``<build>/layer/python``, only when bundling
+- Bytecode: when bundling, the code and the layer ship ``.pyc`` files compiled by
+  the runtime's CPython (the magic number must match it, so the build finds that
+  interpreter: ``runtime_python``). A function's directory is read-only, so
+  without them every cold start compiles every module again and keeps nothing.
+  They are hash-based and unchecked: the asset's zip does not keep the sources'
+  modification times, which timestamp-checked bytecode would compare and reject.
+- Layer: the runtime dependencies (pydantic, Powertools, PyJWT with cryptography)
+  installed by pip for the Lambda platform (``manylinux2014_aarch64``, CPython of
+  the runtime's version) into ``<build>/layer/python``, only when bundling
   (``-c bundle=true``). Without it the layer is a placeholder: synth stays fast
   and offline (tests, ``cdk synth``, ``cdk diff``), and such a stack must not be
   deployed. boto3 is not bundled: the Lambda runtime provides it.
@@ -15,8 +21,10 @@ layer carries what the tests ran with.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -27,12 +35,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BUILD_DIR = REPO / "build" / "infra"
 SOURCE_PACKAGES = ("shared_engine", "services")
-LAYER_PACKAGES = ("pydantic", "pydantic-settings", "aws-lambda-powertools", "PyJWT", "cryptography")
+LAYER_PACKAGES = ("pydantic", "aws-lambda-powertools", "PyJWT", "cryptography")
 TRACING_PACKAGES = ("aws-xray-sdk", "wrapt")
 """Powertools' Tracer needs the X-Ray SDK; installed without its dependencies, since they
 would bring a second botocore that shadows the runtime's."""
 PLATFORM = "manylinux2014_aarch64"
 PLACEHOLDER = "PLACEHOLDER.txt"
+BYTECODE = "unchecked-hash"
+"""``compileall --invalidation-mode``: loaded without looking at the source's mtime."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +96,35 @@ def pip_commands(
     return commands
 
 
-def build_code(build_dir: Path) -> Path:
-    """Copy the source packages (without caches) into a fresh directory."""
+def runtime_python(version: str) -> str | None:
+    """An interpreter of the runtime's CPython version that runs, if there is one here."""
+    pyenv = glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python{version}"))
+    candidates = [
+        os.environ.get("CANASTA_RUNTIME_PYTHON"),
+        *sorted(pyenv, reverse=True),
+        shutil.which(f"python{version}"),
+    ]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def compile_bytecode(directory: Path, interpreter: str) -> None:
+    """Compile every module under ``directory`` with ``interpreter`` into ``__pycache__``."""
+    options = ["-q", "-j", "0", "--invalidation-mode", BYTECODE]
+    subprocess.run([interpreter, "-m", "compileall", *options, str(directory)], check=True)
+
+
+def build_code(build_dir: Path, interpreter: str | None = None) -> Path:
+    """Copy the source packages (without caches) into a fresh directory; with
+    ``interpreter``, ship their bytecode too."""
     code = build_dir / "code"
     if code.exists():
         shutil.rmtree(code)
@@ -95,6 +132,8 @@ def build_code(build_dir: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
     for package in SOURCE_PACKAGES:
         shutil.copytree(REPO / package, code / package, ignore=ignore)
+    if interpreter is not None:
+        compile_bytecode(code, interpreter)
     return code
 
 
@@ -105,12 +144,14 @@ def build_layer(
     bundle: bool,
     tracing: bool,
     machine: str = "aarch64",
+    interpreter: str | None = None,
 ) -> Path:
     """The layer directory: pip-installed dependencies, or a placeholder when not bundling.
 
     A bundled layer is reused while its requirements are unchanged (a stamp file
-    beside it records them), so repeated synths do not reinstall. ``machine``
-    other than Lambda's aarch64 builds a twin of the layer for import tests.
+    beside it records them, and whether it was compiled), so repeated synths do
+    not reinstall. ``machine`` other than Lambda's aarch64 builds a twin of the
+    layer for import tests. With ``interpreter`` the layer ships its bytecode.
     """
     if not bundle:
         layer = build_dir / "layer-placeholder"
@@ -124,7 +165,8 @@ def build_layer(
     target = layer / "python"
     commands = pip_commands(target, python_version, tracing, platform=f"manylinux2014_{machine}")
     stamp = build_dir / f"layer-py{python_version}{suffix}.requirements"
-    wanted = hashlib.sha256(json.dumps([c[3:] for c in commands]).encode()).hexdigest()
+    compiled = BYTECODE if interpreter is not None else None
+    wanted = hashlib.sha256(json.dumps([[c[3:] for c in commands], compiled]).encode()).hexdigest()
     if stamp.exists() and stamp.read_text(encoding="utf-8") == wanted and target.exists():
         return layer
     if layer.exists():
@@ -136,14 +178,28 @@ def build_layer(
     shutil.rmtree(target / "bin", ignore_errors=True)
     for cache in target.rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)
+    if interpreter is not None:
+        compile_bytecode(target, interpreter)
     stamp.write_text(wanted, encoding="utf-8")
     return layer
 
 
 def build_assets(build_dir: Path, python_version: str, *, bundle: bool, tracing: bool) -> Assets:
+    """The code and the layer; bundled for a deploy, with the runtime's bytecode."""
     build_dir.mkdir(parents=True, exist_ok=True)
+    interpreter = None
+    if bundle:
+        interpreter = runtime_python(python_version)
+        if interpreter is None:
+            raise RuntimeError(
+                f"bundling needs CPython {python_version}, the runtime's, to compile the "
+                f"bytecode it loads: put python{python_version} on PATH (or a pyenv "
+                "version), or name it in CANASTA_RUNTIME_PYTHON"
+            )
     return Assets(
-        code=build_code(build_dir),
-        layer=build_layer(build_dir, python_version, bundle=bundle, tracing=tracing),
+        code=build_code(build_dir, interpreter),
+        layer=build_layer(
+            build_dir, python_version, bundle=bundle, tracing=tracing, interpreter=interpreter
+        ),
         bundled=bundle,
     )

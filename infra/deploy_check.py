@@ -19,7 +19,6 @@ CPython when it can be found (``python3.13`` on PATH, a pyenv version, or
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import platform
@@ -30,7 +29,14 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.assets import REPO, build_assets, build_layer, pip_commands
+from infra.assets import (
+    REPO,
+    build_assets,
+    build_layer,
+    compile_bytecode,
+    pip_commands,
+    runtime_python,
+)
 
 BUILD_DIR = REPO / "build" / "deploy-check"
 UNZIPPED_LIMIT = 250 * 1024 * 1024
@@ -85,26 +91,6 @@ def distributions(site: Path) -> set[str]:
     return {p.name.removesuffix(".dist-info") for p in site.glob("*.dist-info")}
 
 
-def runtime_python(version: str) -> str | None:
-    """An interpreter of the runtime's CPython version that runs, if there is one here."""
-    pyenv = glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python{version}"))
-    candidates = [
-        os.environ.get("CANASTA_RUNTIME_PYTHON"),
-        *sorted(pyenv, reverse=True),
-        shutil.which(f"python{version}"),
-    ]
-    for candidate in filter(None, candidates):
-        probe = subprocess.run(
-            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if probe.returncode == 0 and probe.stdout.strip() == version:
-            return candidate
-    return None
-
-
 def install(target: Path, python_version: str, machine: str, packages: tuple[str, ...]) -> Path:
     """pip-install ``packages`` (pinned as installed here) for ``machine`` into ``target``."""
     if target.exists():
@@ -120,12 +106,22 @@ def install(target: Path, python_version: str, machine: str, packages: tuple[str
     return target
 
 
-def import_handlers(
-    code: Path, layer_site: Path, python_version: str, tracing: bool, work: Path
-) -> list[str]:
-    """Import every handler module with only the code, the layer and boto3 on the path."""
-    from infra.functions import FUNCTIONS  # noqa: PLC0415
+@dataclass(frozen=True)
+class Deployed:
+    """What a cold start imports from: an interpreter and the path a function's has."""
 
+    interpreter: str
+    path: list[str]
+    """The code asset, the layer's packages (or their twin) and the runtime's boto3."""
+    notes: list[str]
+
+
+def deployed_path(
+    code: Path, layer_site: Path, python_version: str, tracing: bool, work: Path
+) -> Deployed:
+    """The runtime's interpreter and a function's path, as close to Lambda's as this machine
+    allows: a twin of the layer where its compiled wheels cannot load here, and boto3
+    compiled as the runtime ships it."""
     machine = platform.machine()
     interpreter = runtime_python(python_version)
     notes = []
@@ -139,7 +135,14 @@ def import_handlers(
         found = python_version
     site = layer_site
     if machine != "aarch64" or found != python_version:
-        twin = build_layer(work / "twin", found, bundle=True, tracing=tracing, machine=machine)
+        twin = build_layer(
+            work / "twin",
+            found,
+            bundle=True,
+            tracing=tracing,
+            machine=machine,
+            interpreter=interpreter,
+        )
         site = twin / "python"
         expected = {d.split("-")[0] for d in distributions(layer_site)}
         if {d.split("-")[0] for d in distributions(site)} != expected:
@@ -151,11 +154,49 @@ def import_handlers(
             raise CheckFailed("the twin of the layer resolved other versions")
         notes.append(f"imported against a {machine} CPython {found} twin of the layer")
     runtime = install(work / "runtime", found, machine, RUNTIME_PACKAGES)
+    compile_bytecode(runtime, interpreter)
+    return Deployed(interpreter, [str(code), str(site), str(runtime)], notes)
+
+
+def lambda_env(tracing: bool) -> dict[str, str]:
+    """The environment a handler's import reads (the function's, less the stack's ARNs)."""
+    return {
+        "AWS_REGION": "eu-west-1",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "POWERTOOLS_METRICS_NAMESPACE": "Canasta",
+        "POWERTOOLS_TRACE_DISABLED": "false" if tracing else "true",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
+        "PATH": os.environ.get("PATH", ""),
+    }
+
+
+def check_bytecode(directory: Path, python_version: str) -> str:
+    """Every module under ``directory`` has its bytecode for the runtime's CPython."""
+    tag = f"cpython-{python_version.replace('.', '')}"
+    sources = list(directory.rglob("*.py"))
+    missing = [
+        p for p in sources if not (p.parent / "__pycache__" / f"{p.stem}.{tag}.pyc").is_file()
+    ]
+    if missing:
+        raise CheckFailed(
+            f"{len(missing)} of {len(sources)} modules in {directory.name} have no {tag} "
+            f"bytecode, e.g. {missing[0]}"
+        )
+    return f"{directory.name}: {len(sources)} modules, each with {tag} bytecode"
+
+
+def import_handlers(
+    code: Path, layer_site: Path, python_version: str, tracing: bool, work: Path
+) -> list[str]:
+    """Import every handler module with only the code, the layer and boto3 on the path."""
+    from infra.functions import FUNCTIONS  # noqa: PLC0415
+
+    deployed = deployed_path(code, layer_site, python_version, tracing, work)
     modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in FUNCTIONS.values()})
     entries = sorted({spec.handler for spec in FUNCTIONS.values()})
     script = (
         "import importlib, sys\n"
-        f"sys.path[:0] = {[str(code), str(site), str(runtime)]!r}\n"
+        f"sys.path[:0] = {deployed.path!r}\n"
         f"for entry in {entries!r}:\n"
         "    module, name = entry.rsplit('.', 1)\n"
         "    getattr(importlib.import_module(module), name)\n"
@@ -163,23 +204,19 @@ def import_handlers(
         "          if getattr(m, '__file__', None) and 'site-packages' in m.__file__]\n"
         "assert not leaked, leaked\n"
     )
-    env = {
-        "AWS_REGION": "eu-west-1",
-        "AWS_DEFAULT_REGION": "eu-west-1",
-        "POWERTOOLS_METRICS_NAMESPACE": "Canasta",
-        "POWERTOOLS_TRACE_DISABLED": "false" if tracing else "true",
-        "PATH": os.environ.get("PATH", ""),
-    }
     result = subprocess.run(
-        [interpreter, "-I", "-S", "-c", script],
-        env=env,
+        [deployed.interpreter, "-I", "-S", "-c", script],
+        env=lambda_env(tracing),
         capture_output=True,
         text=True,
         check=False,
     )
     if result.returncode != 0:
         raise CheckFailed(f"a handler module does not import:\n{result.stderr}")
-    return [*notes, f"imported {len(modules)} handler modules ({len(entries)} entry points)"]
+    return [
+        *deployed.notes,
+        f"imported {len(modules)} handler modules ({len(entries)} entry points)",
+    ]
 
 
 def lint(template: dict[str, object], work: Path) -> None:
@@ -216,6 +253,8 @@ def main() -> int:
         print("lint   cfn-lint clean")
         for line in check_sizes(assets.code, assets.layer, BUILD_DIR):
             print(f"size   {line}")
+        for directory in (assets.code, assets.layer / "python"):
+            print(f"pyc    {check_bytecode(directory, PYTHON_VERSION)}")
         for line in import_handlers(
             assets.code, assets.layer / "python", PYTHON_VERSION, config.tracing, BUILD_DIR
         ):

@@ -78,6 +78,14 @@ class FunctionSpec:
     """Concurrency set aside for the function (switchable with ``reservedConcurrency``)."""
 
 
+TURN_MEMORY_MB = 1024
+"""The turn functions play the bots' seats with the search bot (shared_engine/search.py).
+Lambda gives CPU in proportion to memory (a full vCPU at 1,769 MB): at 1,024 MB, about
+0.58 of one. A whole round played in one invocation (a friends table whose only person
+left, three hard bots) measured at most 2.4 s CPU on one core (docs/performance.md),
+so about 4 s here with the writes, inside the 10 s of ``turn-ws``; at the default 256 MB
+it would be about 17 s."""
+
 _TURN_TABLES: Mapping[TableSpec, tuple[str, ...]] = {
     # Read a table, commit moves (a transaction: update the table, put log entries),
     # mark a seat (dis)connected when a push finds the connection gone.
@@ -131,6 +139,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             # transaction (an entry put and a balance update).
             constants.LEDGER: (GET, PUT, UPDATE),
         },
+        memory_mb=TURN_MEMORY_MB,
         pushes=True,
         schedules_timers=True,
     ),
@@ -140,6 +149,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="RoundStarted and presence events: auto-play absent seats, push views",
         queue="turn-events",
         tables=_TURN_TABLES,
+        memory_mb=TURN_MEMORY_MB,
         pushes=True,
         schedules_timers=True,
         timeout_seconds=30,
@@ -151,6 +161,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="Expired turn timers: auto-play the turn if it is still running",
         queue=TIMERS,
         tables=_TURN_TABLES,
+        memory_mb=TURN_MEMORY_MB,
         pushes=True,
         schedules_timers=True,
         timeout_seconds=30,

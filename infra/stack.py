@@ -612,7 +612,7 @@ class CanastaStack(Stack):
             code=lambda_.Code.from_asset(str(assets.layer)),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="pydantic, pydantic-settings, aws-lambda-powertools, PyJWT, cryptography",
+            description="pydantic, aws-lambda-powertools, PyJWT, cryptography",
         )
 
     def _environment(self, spec: FunctionSpec) -> dict[str, str]:
@@ -621,6 +621,9 @@ class CanastaStack(Stack):
             "POWERTOOLS_SERVICE_NAME": spec.service,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "POWERTOOLS_TRACE_DISABLED": "false" if config.tracing else "true",
+            # No pydantic plugins are used: skip their search through every installed
+            # distribution's metadata on a cold start.
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
             "CANASTA_EVENT_BUS": self.bus.event_bus_name,
         }
         # Every table name, so that a read the code adds fails on permissions, not on a name.
@@ -652,7 +655,7 @@ class CanastaStack(Stack):
                     "CANASTA_MATCHMAKING_QUEUE_URL": self.queues[TICKETS].queue_url,
                     "CANASTA_QUEUE_SECONDS": str(config.queue_seconds),
                     "CANASTA_POLL_SECONDS": str(config.poll_seconds),
-                    # pydantic-settings reads a tuple setting as JSON.
+                    # The settings read a tuple as JSON (services/common/settings.py).
                     "CANASTA_ARENA_STAKES": json.dumps(
                         list(config.arena_stakes), separators=(",", ":")
                     ),

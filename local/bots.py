@@ -1,7 +1,9 @@
 """Bots that join as ordinary WebSocket clients, to fill quick-start and arena queues.
 
 They sign in, connect through the gateway like any browser, queue, and play
-from their own views with the engine's heuristic bot. The filler watches for
+from their own views with the engine's search bot at ``normal``, the level
+quick-start seat fill uses (each decision runs off the event loop, which the
+gateway shares). The filler watches for
 people waiting in a queue and sends bots after a short grace period, so a
 person alone on a laptop gets a table.
 """
@@ -22,11 +24,12 @@ from aiohttp import ClientSession, WSMsgType
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
 from shared_engine import action_to_wire
-from shared_engine.bots import heuristic_policy
 from shared_engine.observation import state_from_view
+from shared_engine.search import level_policy
 from shared_engine.view import PlayerView
 
 log = logging.getLogger("canasta.local.bots")
+QUICK_START_LEVEL = "normal"
 NAMES = ("Ada", "Bela", "Cleo", "Dora", "Emil", "Fero", "Gina", "Hugo")
 
 
@@ -55,8 +58,10 @@ async def play_as_bot(ws_url: str, token: str, first: dict[str, Any], pace: floa
             if view.turn != view.seat or not view.legal_actions:
                 continue
             await asyncio.sleep(pace)
-            action = heuristic_policy(state_from_view(view), view.seat)
             answered = data["version"]
+            policy = level_policy(QUICK_START_LEVEL, f"{data['table_id']}:{answered}")
+            loop = asyncio.get_running_loop()
+            action = await loop.run_in_executor(None, policy, state_from_view(view), view.seat)
             move = action_to_wire(action)
             await ws.send_json(
                 {"action": "play", "table_id": data["table_id"], "version": answered, "move": move}

@@ -6,9 +6,8 @@ from outside (a WebSocket message, a scenario file) goes through
 turns every defect into ``malformed``.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -76,7 +75,9 @@ TileName = Annotated[str, Field(pattern=r"^(JK|([1-9]|1[0-3])[RYKB])$", max_leng
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # Built on first use: most services never parse an action, and a cold start
+    # would otherwise pay for every model's validator.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class MeldSpecModel(_Strict):
@@ -111,7 +112,12 @@ ActionModel = Annotated[
     DrawModel | TakePileModel | JokerButtonModel | MeldModel | DiscardModel,
     Field(discriminator="type"),
 ]
-ACTION_ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(ActionModel)
+
+
+@cache
+def action_adapter() -> TypeAdapter[Any]:
+    """The validator of the wire form, built by the first action parsed."""
+    return TypeAdapter(ActionModel)
 
 
 def _specs(models: list[MeldSpecModel]) -> tuple[MeldSpec, ...]:
@@ -126,7 +132,7 @@ def parse_action(raw: object) -> Action:
     if isinstance(raw, dict) and len(raw) > _MAX_KEYS:
         raise EngineError("malformed", "too many fields for an action")
     try:
-        model = ACTION_ADAPTER.validate_python(raw)
+        model = action_adapter().validate_python(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "action"

@@ -4,8 +4,6 @@ Events never carry a hidden tile: a drawn tile is known only to its owner, who
 sees it in their own view. That lets any service publish them as they are.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 

@@ -4,8 +4,6 @@ Built field by field from the state, never by filtering a full dump, so a new
 secret added to the state cannot leak by default.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Literal
 
@@ -21,7 +19,7 @@ Team = Literal["A", "B"]
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class MeldView(_View):

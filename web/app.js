@@ -386,7 +386,7 @@ function bind() {
     state.expired = null;
     render();
   });
-  $("fill-bots").addEventListener("click", () => send({ action: "fill_bots" }));
+  $("fill-bots").addEventListener("click", () => send({ action: "fill_bots", level: $("bot-level").value }));
   $("invite-copy").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText($("invite-code").textContent);

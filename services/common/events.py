@@ -6,8 +6,6 @@ The models are the single source of the JSON Schemas in ``events/schemas/``
 service that wrote it.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -19,10 +17,13 @@ from shared_engine.view import ScoreView
 Team = Literal["A", "B"]
 Variant = Literal["twos-meld", "classic"]
 SeatKey = Literal["1", "2", "3", "4"]
+BotLevel = Literal["easy", "normal", "hard"]
+"""How hard a server-side bot plays (``shared_engine.search.LEVELS``): easy is the
+heuristic player, normal and hard search ahead."""
 
 
 class _Detail(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class SeatPlayer(_Detail):
@@ -31,6 +32,8 @@ class SeatPlayer(_Detail):
     player_id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=32)
     bot: bool = False
+    level: BotLevel | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A bot's level, chosen by the host who added it; a player's seat has none."""
 
 
 def is_practice(players: Iterable[SeatPlayer]) -> bool:

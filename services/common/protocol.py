@@ -10,13 +10,11 @@ are open (the server may add fields, and clients ignore what they do not
 know): that asymmetry is the versioning rule of docs/protocol.md.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from services.common.events import SeatPlayer
+from services.common.events import BotLevel, SeatPlayer
 from services.common.settings import Settings
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
 from shared_engine.errors import ErrorCode
@@ -59,7 +57,7 @@ def _absent(value: object) -> bool:
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ClientMessageBase(_Message):
@@ -79,7 +77,9 @@ class ServerMessageBase(BaseModel):
     """Every server message: its fields all required in the schema but those left out
     when empty, and the ``cid`` of the message it answers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_require_sent)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra=_require_sent, defer_build=True
+    )
 
     cid: CorrelationId | None = Field(default=None, exclude_if=_absent)
     """The ``cid`` of the client message this answers; absent on pushes."""
@@ -169,6 +169,9 @@ class FillBots(ClientMessageBase):
     Answered with a ``lobby`` whose ``status`` is ``started``."""
 
     action: Literal["fill_bots"]
+    level: BotLevel = "normal"
+    """How hard the bots play: ``easy`` (the heuristic player), ``normal`` or ``hard``
+    (they search ahead in the worlds their seat could be in)."""
 
 
 class Balance(ClientMessageBase):

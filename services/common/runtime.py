@@ -4,8 +4,6 @@ Clients are created on first use, so a cold start pays only for the clients
 its path needs (each boto3 client loads its service model when created).
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable
 from typing import Any

@@ -3,16 +3,25 @@
 The CDK stack sets these variables on each function; the local stack sets the
 same ones pointing at moto and the local gateway. That is the only difference
 between the two: configuration, never code.
+
+Read by a plain pydantic model rather than pydantic-settings: that package
+brings asyncio, argparse and its every settings source into a cold start,
+about a fifth of a handler's import, to read a dozen variables. The rules are
+the ones it had: ``CANASTA_<FIELD>`` (any case), ``AWS_REGION`` for the
+region, a tuple or a mapping as JSON, arguments before the environment.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+import json
+import os
+from typing import Annotated, Any, Final, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, model_validator
 
 from services.common import constants
+
+PREFIX = "CANASTA_"
 
 MAX_BOOKING_POINTS: Final = 1_000_000_000
 """The most points one booking of the ledger API may move, whoever the caller."""
@@ -40,8 +49,26 @@ class LedgerClient(BaseModel):
     jokers_per_day: int = Field(default=0, ge=0, le=MAX_DAY_JOKERS)
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CANASTA_", frozen=True)
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _environment(cls, data: Any) -> Any:
+        """The environment's values under the arguments given."""
+        if not isinstance(data, dict):
+            return data
+        environ = {k.upper(): v for k, v in os.environ.items()}
+        found: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            key = field.validation_alias if isinstance(field.validation_alias, str) else None
+            value = environ.get(key or f"{PREFIX}{name.upper()}")
+            if value is None:
+                continue
+            if get_origin(field.annotation) in (tuple, dict):
+                value = json.loads(value)
+            found[key or name] = value
+        return {**found, **data}
 
     region: str = Field(default="eu-west-1", validation_alias="AWS_REGION")
     endpoint_url: str | None = None

@@ -16,12 +16,13 @@ import secrets
 import uuid
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, Pusher
 from services.common.dynamo import TRANSACTION_CANCELLED, cancelled_on, error_code
 from services.common.events import (
+    BotLevel,
     MatchEnded,
     PlayerDisconnected,
     SeatPlayer,
@@ -55,7 +56,8 @@ from shared_engine import MatchMode
 
 SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
 LOBBY_MESSAGE: TypeAdapter[Queue | Leave | CreateTable | JoinTable | FillBots | Balance] = (
-    TypeAdapter(LobbyMessage)
+    # Built by the first lobby message: the events path never reads one.
+    TypeAdapter(LobbyMessage, config=ConfigDict(defer_build=True))
 )
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
@@ -171,7 +173,7 @@ class MatchmakingService:
         elif isinstance(message, JoinTable):
             self.join_table(player_id, name, connection_id, message.code.upper(), cid)
         elif isinstance(message, FillBots):
-            self.fill_bots(player_id, connection_id, cid)
+            self.fill_bots(player_id, connection_id, cid, message.level)
         else:
             self.balance(player_id, connection_id, cid)
 
@@ -358,7 +360,13 @@ class MatchmakingService:
             return
         self._refuse(connection_id, "table_full", "this table is full", cid)
 
-    def fill_bots(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
+    def fill_bots(
+        self,
+        player_id: str,
+        connection_id: str,
+        cid: str | None = None,
+        level: BotLevel = "normal",
+    ) -> None:
         player = self._store.player(player_id)
         lobby = self._store.lobby(player["lobby"]["S"]) if "lobby" in player else None
         if lobby is None or lobby.status != "forming":
@@ -371,7 +379,7 @@ class MatchmakingService:
         for seat in (1, 2, 3, 4):
             if seat not in seats:
                 seats[seat] = SeatPlayer(
-                    player_id=f"bot-{lobby.code}-{seat}", name=f"Bot {seat}", bot=True
+                    player_id=f"bot-{lobby.code}-{seat}", name=f"Bot {seat}", bot=True, level=level
                 )
         self._start_lobby(lobby, seats, _reply(player_id, cid))
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, TurnTimers
@@ -49,11 +49,15 @@ from services.ledger.book import Ledger
 from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.autoplay import auto_play_step
-from shared_engine.bots import greedy_policy
+from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
-CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(TurnMessage)
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
+    # Built by the first message: the events and timers paths never read one.
+    TurnMessage,
+    config=ConfigDict(defer_build=True),
+)
 AUTO_PLAY_LIMIT = 400
 """More actions than any round holds: a bound on one invocation's auto-play loop."""
 COMPLETED_KEPT = 4096
@@ -386,8 +390,9 @@ class TurnService:
     def _advance_absent(self, applied: Applied) -> Applied:
         """Play every turn that falls to a bot's seat or to a seat with no connected player.
 
-        Bots (friends tables filled by their host) play with the engine's bot,
-        which sees only what its seat may see; absent players get auto-play.
+        Bots (friends tables filled by their host) play with the engine's bot of
+        their seat's level, which sees only what its seat may see; absent players
+        get auto-play.
         """
         for _ in range(AUTO_PLAY_LIMIT):
             table, state = applied.table, applied.state
@@ -401,7 +406,7 @@ class TurnService:
                 table, applied.last_action or None, state, applied.reply, applied.moves
             )
             if bot:
-                nxt = self._play_turn(table, state, greedy_policy)
+                nxt = self._play_turn(table, state, bot_policy(table, seat))
                 self._telemetry.count("bot_turns")
             else:
                 nxt = self._auto_play(table, state)
@@ -516,6 +521,22 @@ class TurnService:
             and int(logged["seat"]["N"]) == seat
             and json.loads(logged["action"]["S"]) == move
         )
+
+
+def bot_policy(table: TableRecord, seat: int) -> Callable[[RoundState, int], Action]:
+    """The bot of ``seat`` at its level, seeded by the table, round and move alone.
+
+    A replay of the table's log reproduces every bot move: the seed holds no
+    clock and no process randomness, and a retried invocation that replays a
+    turn decides it the same way. A seat stored without a level (a table formed
+    before levels existed) plays at ``normal``, the default a host gets.
+    """
+    level = table.seats[seat].level or "normal"
+
+    def choose(state: RoundState, player: int) -> Action:
+        return level_policy(level, f"{table.table_id}:{table.round}:{state.ply}")(state, player)
+
+    return choose
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:

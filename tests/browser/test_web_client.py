@@ -365,11 +365,14 @@ def test_lobby_messages(open_client: Callable[..., Any], server: Server) -> None
     assert page.inner_text('[data-testid="invite-code"]') == "K7Q2P"
     assert "Cy" in page.inner_text('[data-testid="lobby-seat-3"]')
     assert "Empty seat" in page.inner_text('[data-testid="lobby-seat-2"]')
+    assert page.input_value('[data-testid="bot-level"]') == "normal"
+    page.select_option('[data-testid="bot-level"]', "hard")
     page.click('[data-testid="fill-bots-button"]')
     page.wait_for_timeout(100)
-    assert server.actions("fill_bots") == [{"action": "fill_bots"}]
+    assert server.actions("fill_bots") == [{"action": "fill_bots", "level": "hard"}]
     server.push({**lobby, "host": "p-cy"})
     page.wait_for_selector('[data-testid="fill-bots-button"]', state="hidden")
+    assert page.is_hidden('[data-testid="bot-level"]')
     page.click('[data-testid="lobby-leave-button"]')
     page.wait_for_timeout(100)
     assert server.actions("leave") == [{"action": "leave"}]

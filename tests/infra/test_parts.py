@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.assets import LAYER_PACKAGES, PLATFORM, build_code, build_layer, pip_commands
+from infra.assets import (
+    LAYER_PACKAGES,
+    PLATFORM,
+    build_assets,
+    build_code,
+    build_layer,
+    pip_commands,
+)
 from infra.config import CONTEXT_KEYS, Config, ConfigError
 from infra.functions import FUNCTIONS, TIMERS
 from services.common import constants
@@ -237,6 +245,32 @@ def test_a_bundled_layer_is_reused_while_its_requirements_hold(
     assert first == again and len(runs) == 1
     build_layer(tmp_path, "3.13", bundle=True, tracing=True)
     assert len(runs) == 3
+
+
+def test_the_bundled_code_ships_unchecked_bytecode_of_the_interpreter_given(
+    tmp_path: Path,
+) -> None:
+    """A function's directory is read-only and its zip keeps no modification times: only
+    bytecode of the runtime's magic number that never looks at the source is loaded."""
+    code = build_code(tmp_path, sys.executable)
+    tag = sys.implementation.cache_tag
+    sources = list(code.rglob("*.py"))
+    assert sources
+    for source in sources:
+        compiled = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+        header = compiled.read_bytes()[:8]
+        assert header[:4] == importlib.util.MAGIC_NUMBER, compiled
+        # PEP 552 flags: bit 0 hash-based, bit 1 check_source (left unset).
+        assert int.from_bytes(header[4:8], "little") == 0b01, compiled
+
+
+def test_bundling_without_the_runtimes_interpreter_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("infra.assets.runtime_python", lambda version: None)
+    with pytest.raises(RuntimeError, match=r"CPython 3\.13"):
+        build_assets(tmp_path, "3.13", bundle=True, tracing=False)
+    assert not (tmp_path / "code").exists(), "nothing is built without the bytecode"
 
 
 def test_the_code_copy_has_the_sources_and_no_caches(tmp_path: Path) -> None:

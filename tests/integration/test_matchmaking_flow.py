@@ -20,6 +20,9 @@ import pytest
 
 from services.ledger.book import Ledger, Posting, escrow_account
 from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
+from shared_engine import apply, parse_action, start_round
+from shared_engine.search import level_policy
+from tests.integration.clients import play_match
 from tests.integration.harness import Harness
 from tests.integration.machine import executions, local_harness, settle_until
 
@@ -512,6 +515,43 @@ def test_fill_bots_is_the_hosts_and_starts_with_two_humans(mm: Harness) -> None:
     assert logged[:3] == [1, 2, 2]
     assert set(logged[3:]) == {3, 4}
     assert mm.table(table_id).version == (mm.last(host) or {})["version"]
+
+
+def test_a_friends_table_of_hard_bots_plays_a_round_as_the_search_bot_would(
+    mm: Harness,
+) -> None:
+    """The host's level travels from ``fill_bots`` through TableFormed and the deal to the
+    table's seats; every logged bot move is the hard search bot's for the table, round and
+    ply, replayed from the round's seed and the log alone."""
+    host, _code = create_lobby(mm, "hb1")
+    mm.send(host, {"action": "fill_bots", "level": "hard"})
+    settle_until(mm, lambda: mm.last(host) is not None)
+    view = mm.last(host)
+    assert view is not None
+    table_id = view["table_id"]
+    assert [view["seats"][s]["player"].get("level") for s in "1234"] == [None] + ["hard"] * 3
+    assert {s: p.level for s, p in mm.table(table_id).seats.items()} == {
+        1: None,
+        2: "hard",
+        3: "hard",
+        4: "hard",
+    }
+    play_match(mm, {1: host}, table_id)
+    assert mm.last(host, "match_result") is not None
+    assert mm.table(table_id).status == "finished"
+
+    history = mm.store.history(table_id)
+    (round_item,) = [i for i in history if i["sk"]["S"].startswith("ROUND#")]
+    state = start_round(round_item["seed"]["S"], dealer=int(round_item["dealer"]["N"]))
+    bot_moves = 0
+    for entry in mm.logs(table_id, 1):
+        seat, action = int(entry["seat"]["N"]), parse_action(json.loads(entry["action"]["S"]))
+        if seat != 1:
+            bot = level_policy("hard", f"{table_id}:1:{state.ply}")
+            assert bot(state, seat) == action, (seat, state.ply)
+            bot_moves += 1
+        state, _ = apply(state, seat, action)
+    assert state.round_over and bot_moves > 0
 
 
 def test_the_host_leaving_closes_the_lobby(mm: Harness) -> None:

@@ -25,7 +25,7 @@ from shared_engine.events import (
 )
 from shared_engine.tiles import NAMES
 
-from ._model import BONUS_THREES, JOKER, canasta_bonus, team_of
+from ._model import BONUS_THREES, JOKER, canasta_bonus, points, team_of
 from ._support import ALL_NAMES, RoundParams, examples, play, round_params
 
 pytestmark = pytest.mark.property
@@ -82,6 +82,17 @@ def check_view(state: RoundState, seat: int) -> dict[str, Any]:
         elif key == "legal_actions":
             for action in value:
                 assert Counter(tile_names_in(action)) <= own + top, f"{action} uses hidden tiles"
+        elif key == "tile_points":
+            assert set(value) == set(own), "the points of the seat's own tiles, and of no other"
+            hand = state.hands[seat - 1]
+            assert value == {NAMES[t]: points(t) for t in hand}, "the model's points"
+        elif key == "revealed":
+            # Every seat's leftover tiles are public once the round is over, never before.
+            if state.phase == "round_over":
+                hands = {str(s): [NAMES[t] for t in state.hands[s - 1]] for s in (1, 2, 3, 4)}
+                assert value == hands
+            else:
+                assert value is None, "hands are revealed only when the round is over"
         else:
             assert not found, f"view field {key!r} names tiles {sorted(found)}"
     assert data["seat"] == seat

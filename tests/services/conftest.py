@@ -146,6 +146,7 @@ def put_table(
     status: str = "playing",
     now: float = 1_800_000_000.0,
     tie_break: bool = False,
+    seats: dict[int, SeatPlayer] | None = None,
 ) -> TableRecord:
     """Write a table item as the deal service would have left it."""
     table = TableRecord(
@@ -153,7 +154,7 @@ def put_table(
         mode=mode,
         variant="twos-meld",
         stake=0,
-        seats=dict(PLAYERS),
+        seats=dict(PLAYERS) if seats is None else seats,
         version=version,
         status=status,  # type: ignore[arg-type]
         round=round_number,

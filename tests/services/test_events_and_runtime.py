@@ -137,3 +137,43 @@ def test_the_player_comes_from_the_authorizer_never_the_body() -> None:
     assert WebSocketEvent.model_validate(no_auth).player is None
     empty = {**no_auth, "requestContext": {**no_auth["requestContext"], "authorizer": {}}}
     assert WebSocketEvent.model_validate(empty).player is None
+
+
+def test_settings_read_the_environment_as_the_stack_writes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``CANASTA_<FIELD>`` in any case, ``AWS_REGION``, a tuple or a mapping as JSON;
+    arguments win."""
+    from services.common.settings import Settings
+
+    monkeypatch.setenv("AWS_REGION", "us-east-2")
+    monkeypatch.setenv("CANASTA_REGION", "ignored: the region is AWS_REGION")
+    monkeypatch.setenv("CANASTA_ARENA_STAKES", "[5,50]")
+    monkeypatch.setenv("canasta_turn_seconds", "45")
+    monkeypatch.setenv("CANASTA_SEED_SECRET", "k")
+    monkeypatch.setenv(
+        "CANASTA_LEDGER_CLIENTS", '{"rummy": {"points_per_booking": 5, "points_per_day": 50}}'
+    )
+    settings = Settings()
+    assert settings.region == "us-east-2"
+    assert settings.arena_stakes == (5, 50)
+    assert settings.turn_seconds == 45
+    assert settings.seed_secret is not None and settings.seed_secret.get_secret_value() == "k"
+    rummy = settings.ledger_clients["rummy"]
+    assert (rummy.points_per_booking, rummy.points_per_day) == (5, 50)
+    assert settings.endpoint_url is None
+    assert Settings(turn_seconds=30).turn_seconds == 30
+    monkeypatch.delenv("canasta_turn_seconds")
+    monkeypatch.setenv("CANASTA_TURN_SECONDS", "2")
+    with pytest.raises(ValidationError):
+        Settings()
+
+
+def test_the_protocols_bot_levels_are_the_engines() -> None:
+    """A level the host may choose is one the turn service can play (level_policy)."""
+    from typing import get_args
+
+    from services.common.events import BotLevel
+    from shared_engine.search import LEVELS
+
+    assert get_args(BotLevel) == LEVELS

@@ -19,6 +19,7 @@ from services.ledger.book import Balance, Ledger, Posting, escrow_account
 from services.matchmaking.app import ENTRY_TTL, MatchmakingService
 from services.matchmaking.store import MatchmakingStore
 from shared_engine import MatchMode
+from tests.services.conftest import outbox
 from tests.services.fakes import FakeClock, RecordingPusher
 
 pytestmark = pytest.mark.unit
@@ -490,3 +491,51 @@ def test_leave_racing_the_table_does_not_tell_a_seated_player_they_left(
     w.service.leave("p1", "c-p1")
     assert "table_id" in w.player("p1")
     assert w.pusher.to("c-p1", "queue_left") == [], "a seated player was told they left the queue"
+
+
+# --- bots ---------------------------------------------------------------------------------------
+
+
+def _lobby_of(w: World, host: str) -> str:
+    w.online(host)
+    w.service.create_table(
+        host, host.upper(), f"c-{host}", CreateTable(action="create_table", mode="one_round")
+    )
+    return str(w.player(host)["lobby"]["S"])
+
+
+def test_the_hosts_level_is_stored_on_every_bot_seat_and_in_table_formed(w: World) -> None:
+    _lobby_of(w, "h1")
+    w.service.receive(("h1", "H1"), "c-h1", '{"action": "fill_bots", "level": "hard"}')
+    table_id = w.player("h1")["table_id"]["S"]
+    table = w.store.get_table(table_id)
+    assert table is not None
+    assert {s: (p.bot, p.level) for s, p in table.seats.items()} == {
+        1: (False, None),
+        2: (True, "hard"),
+        3: (True, "hard"),
+        4: (True, "hard"),
+    }
+    (item,) = [i for i in w.store.history(table_id) if outbox(i)]
+    (formed,) = outbox(item)
+    assert formed["detail-type"] == "TableFormed"
+    levels = {s: p.get("level") for s, p in formed["detail"]["seats"].items()}
+    assert levels == {"1": None, "2": "hard", "3": "hard", "4": "hard"}
+
+
+def test_fill_bots_defaults_to_normal(w: World) -> None:
+    _lobby_of(w, "h2")
+    w.service.receive(("h2", "H2"), "c-h2", '{"action": "fill_bots"}')
+    table = w.store.get_table(w.player("h2")["table_id"]["S"])
+    assert table is not None
+    assert [p.level for p in table.seats.values() if p.bot] == ["normal"] * 3
+
+
+@pytest.mark.parametrize("level", ['"expert"', '""', "3", "null", '"HARD"'])
+def test_a_malformed_level_is_refused_and_the_lobby_waits(w: World, level: str) -> None:
+    code = _lobby_of(w, "h3")
+    before = w.mm_store.lobby(code)
+    w.service.receive(("h3", "H3"), "c-h3", f'{{"action": "fill_bots", "level": {level}}}')
+    assert w.codes("h3") == ["malformed"]
+    assert w.mm_store.lobby(code) == before
+    assert "table_id" not in w.player("h3")

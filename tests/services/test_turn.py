@@ -7,15 +7,31 @@ from typing import Any
 
 import pytest
 
-from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
+from services.common.events import (
+    BotLevel,
+    PlayerConnected,
+    PlayerDisconnected,
+    RoundStarted,
+    SeatPlayer,
+)
 from services.common.presence import PresenceStore
 from services.common.protocol import Play
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.turn.app import TurnService
-from shared_engine import RoundState, apply, loads, parse_action, player_view, start_round
+from shared_engine import (
+    RoundState,
+    action_to_wire,
+    apply,
+    loads,
+    parse_action,
+    player_view,
+    start_round,
+)
 from shared_engine.autoplay import auto_play_step
-from tests.services.conftest import build, outbox, put_table, seat_everyone
+from shared_engine.bots import greedy_policy
+from shared_engine.search import level_policy
+from tests.services.conftest import PLAYERS, build, outbox, put_table, seat_everyone
 from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers
 
 pytestmark = pytest.mark.unit
@@ -544,3 +560,69 @@ def test_only_the_fixed_phrases_from_a_seat_are_said(
     (message,) = pusher.sent
     assert message[0] == "c1" and message[1]["type"] == "error"
     assert message[1]["code"] == code
+
+
+BOT_SEED = "turn-seed-0"
+"""A deal in which the hard bots' first turns differ from the heuristic player's."""
+
+
+def _bot_turns(state: RoundState, choose: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The moves seats 2-4 make until seat 1's turn comes back, each chosen by ``choose``."""
+    moves = []
+    while state.turn != 1 and not state.round_over:
+        seat = state.turn
+        action = choose(state, seat)
+        moves.append((seat, action_to_wire(action)))
+        state, _ = apply(state, seat, action)
+    return moves
+
+
+def _bots_answer_seat_1(
+    turn: TurnService, store: GameStore, presence: PresenceStore, level: BotLevel | None
+) -> RoundState:
+    """Seats 2-4 bots of ``level`` (stored as given); seat 1 discards. The state after it."""
+    state = start_round(BOT_SEED)
+    bots = {
+        s: SeatPlayer(player_id=f"bot-{s}", name=f"Bot {s}", bot=True, level=level)
+        for s in (2, 3, 4)
+    }
+    put_table(
+        store,
+        "t1",
+        state,
+        seats={1: PLAYERS[1], **bots},
+        connections={1: "c1", 2: None, 3: None, 4: None},
+    )
+    seat_everyone(presence, "t1")
+    move = _discard(state, 1)
+    turn.play("p1", "c1", _play("t1", 1, move))
+    after, _ = apply(state, 1, parse_action(move))
+    return after
+
+
+def _logged_after_seat_1(store: GameStore) -> list[tuple[int, dict[str, Any]]]:
+    return [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in _logs(store)[1:]]
+
+
+def test_a_hard_bot_seat_is_played_by_the_search_bot_seeded_by_table_round_and_move(
+    turn: TurnService, store: GameStore, presence: PresenceStore
+) -> None:
+    """The seat's stored level picks the policy; the seed is the table, round and ply, so
+    the log replays: the moves are level_policy's for those seeds, not the heuristic's."""
+    after = _bots_answer_seat_1(turn, store, presence, "hard")
+    searched = _bot_turns(after, lambda st, seat: level_policy("hard", f"t1:1:{st.ply}")(st, seat))
+    greedy = _bot_turns(after, greedy_policy)
+    assert searched != greedy, "the deal must tell the two policies apart"
+    assert _logged_after_seat_1(store) == searched
+    assert all(i["auto"]["BOOL"] for i in _logs(store)[1:])
+
+
+@pytest.mark.parametrize("level", ["easy", "normal", None])
+def test_easy_normal_and_unset_levels_play_their_policy(
+    turn: TurnService, store: GameStore, presence: PresenceStore, level: BotLevel | None
+) -> None:
+    """easy is the heuristic player; a bot seat stored without a level plays at normal."""
+    after = _bots_answer_seat_1(turn, store, presence, level)
+    played = level or "normal"
+    expected = _bot_turns(after, lambda st, seat: level_policy(played, f"t1:1:{st.ply}")(st, seat))
+    assert _logged_after_seat_1(store) == expected
