@@ -190,11 +190,18 @@ def build_assets(build_dir: Path, python_version: str, *, bundle: bool, tracing:
     interpreter = None
     if bundle:
         interpreter = runtime_python(python_version)
-        if interpreter is None:
+        if interpreter is None and os.environ.get("CANASTA_BYTECODE") == "optional":
+            print(
+                f"warning: no CPython {python_version} here: the assets ship no bytecode, "
+                "and every cold start compiles every module again",
+                file=sys.stderr,
+            )
+        elif interpreter is None:
             raise RuntimeError(
                 f"bundling needs CPython {python_version}, the runtime's, to compile the "
                 f"bytecode it loads: put python{python_version} on PATH (or a pyenv "
-                "version), or name it in CANASTA_RUNTIME_PYTHON"
+                "version), or name it in CANASTA_RUNTIME_PYTHON (CANASTA_BYTECODE=optional "
+                "bundles without bytecode)"
             )
     return Assets(
         code=build_code(build_dir, interpreter),

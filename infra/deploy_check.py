@@ -253,8 +253,11 @@ def main() -> int:
         print("lint   cfn-lint clean")
         for line in check_sizes(assets.code, assets.layer, BUILD_DIR):
             print(f"size   {line}")
-        for directory in (assets.code, assets.layer / "python"):
-            print(f"pyc    {check_bytecode(directory, PYTHON_VERSION)}")
+        if runtime_python(PYTHON_VERSION) is not None:
+            for directory in (assets.code, assets.layer / "python"):
+                print(f"pyc    {check_bytecode(directory, PYTHON_VERSION)}")
+        else:
+            print(f"pyc    NOT CHECKED: no CPython {PYTHON_VERSION} here (no bytecode shipped)")
         for line in import_handlers(
             assets.code, assets.layer / "python", PYTHON_VERSION, config.tracing, BUILD_DIR
         ):
