@@ -36,6 +36,16 @@ class SeatPlayer(_Detail):
     """A bot's level, chosen by the host who added it; a player's seat has none."""
 
 
+BOT_ID_PREFIX = "bot-"
+"""Whose player id starts so is a bot: the host's fill (``bot-<code>-<seat>``) and the local
+stack's queue fillers. No person's id does (Cognito's are UUIDs, the local sign-in's
+``p-<hash>``), and the ledger API books for no such account."""
+
+
+def is_bot_id(player_id: str) -> bool:
+    return player_id.startswith(BOT_ID_PREFIX)
+
+
 def is_practice(players: Iterable[SeatPlayer]) -> bool:
     """MATCH-3: a match with any seat played by a bot from its start is practice and
     settles no account points and no stake. Only a seat the host filled with a bot is

@@ -22,12 +22,14 @@ from services.common import constants
 from services.common.adapters import Clock, Pusher
 from services.common.dynamo import TRANSACTION_CANCELLED, cancelled_on, error_code
 from services.common.events import (
+    BOT_ID_PREFIX,
     BotLevel,
     MatchEnded,
     PlayerDisconnected,
     SeatPlayer,
     TableAborted,
     TableFormed,
+    is_bot_id,
     is_practice,
 )
 from services.common.flood import FloodControl, over_rate
@@ -379,7 +381,10 @@ class MatchmakingService:
         for seat in (1, 2, 3, 4):
             if seat not in seats:
                 seats[seat] = SeatPlayer(
-                    player_id=f"bot-{lobby.code}-{seat}", name=f"Bot {seat}", bot=True, level=level
+                    player_id=f"{BOT_ID_PREFIX}{lobby.code}-{seat}",
+                    name=f"Bot {seat}",
+                    bot=True,
+                    level=level,
                 )
         self._start_lobby(lobby, seats, _reply(player_id, cid))
 
@@ -449,7 +454,10 @@ class MatchmakingService:
                 return formed
             table_id = uuid.uuid4().hex[:16]
             seats = {
-                i + 1: SeatPlayer(player_id=e.player_id, name=e.name) for i, e in enumerate(entries)
+                # A bot that queued like a person (the local stack's fillers) is still a bot:
+                # its table is practice (MATCH-3), with no stake taken.
+                i + 1: SeatPlayer(player_id=e.player_id, name=e.name, bot=is_bot_id(e.player_id))
+                for i, e in enumerate(entries)
             }
             items = [
                 self._store.seat_from_queue_item(e, table_id, i + 1) for i, e in enumerate(entries)

@@ -320,6 +320,30 @@ def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: Wo
     assert table is not None and (table.mode, table.stake) == (MatchMode.ARENA, 500)
 
 
+def test_a_bot_that_queued_like_a_person_makes_the_table_practice(w: World) -> None:
+    """MATCH-3: a seat played by a bot from the start (the local stack's queue fillers
+    queue as players do) makes the match practice: the seat says bot, no stake moves."""
+    players = ["p1", "bot-filler1", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.fund(p, 1000)
+        w.queue(p, MatchMode.ARENA, 500)
+    w.counting.transactions.clear()
+    assert w.service.form_tables("arena:twos-meld:500") == 1
+    (items,) = w.counting.transactions
+    table_id = w.player("p1")["table_id"]["S"]
+    booked = [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
+    assert not [sk for sk in booked if "escrow" in sk], "a practice table holds no stake"
+    assert {p: w.ledger.balance(p) for p in players} == dict.fromkeys(players, Balance(1000, 0))
+    table = w.store.get_table(table_id)
+    assert table is not None
+    assert [table.seats[s].bot for s in (1, 2, 3, 4)] == [False, True, False, False]
+    stored = w.store.get_item(table_id, constants.TABLE_SK)
+    assert stored is not None
+    (formed,) = json.loads(stored["outbox"]["S"])
+    assert formed["detail"]["seats"]["2"]["bot"] is True
+
+
 def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) -> None:
     players = ["p1", "p2", "p3", "p4"]
     w.online(*players)
