@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from services.common.adapters import Pusher
@@ -138,20 +139,10 @@ class ViewPusher:
             cid = reply[1] if reply is not None and reply[0] == seat else None
             built = view_message(table, state, seat, last_action, cid, moves=moves)
             message = built.model_dump(mode="json")
-            sends.append(self._delivery(table, seat, connection, message, failures))
+            sends.append(partial(self._deliver, table, seat, connection, message, failures))
         delivered = sum(_all_at_once(sends))
         _raise_first(failures)
         return delivered
-
-    def _delivery(
-        self,
-        table: TableRecord,
-        seat: int,
-        connection: str,
-        message: dict[str, Any],
-        failures: list[Exception],
-    ) -> Callable[[], bool]:
-        return lambda: self._deliver(table, seat, connection, message, failures)
 
     def _deliver(
         self,
@@ -184,7 +175,8 @@ class ViewPusher:
         failures: list[Exception] = []
         _all_at_once(
             [
-                self._delivery(
+                partial(
+                    self._deliver,
                     table,
                     seat,
                     connection,

@@ -302,8 +302,8 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
     assert w.waiting() == ["q1", "q2", "q3"]
 
 
-def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: World) -> None:
-    players = ["p1", "p2", "p3", "p4"]
+def _arena_table(w: World, players: list[str]) -> tuple[str, list[str]]:
+    """The four funded with 1,000, queued for the 500 arena, seated: the table and its puts."""
     w.online(*players)
     for p in players:
         w.fund(p, 1000)
@@ -311,8 +311,13 @@ def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: Wo
     w.counting.transactions.clear()
     assert w.service.form_tables("arena:twos-meld:500") == 1
     (items,) = w.counting.transactions
-    table_id = w.player("p1")["table_id"]["S"]
-    booked = [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
+    table_id = w.player(players[0])["table_id"]["S"]
+    return table_id, [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
+
+
+def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: World) -> None:
+    players = ["p1", "p2", "p3", "p4"]
+    table_id, booked = _arena_table(w, players)
     assert {f"ENTRY#{table_id}:escrow:{seat}" for seat in (1, 2, 3, 4)} <= set(booked)
     assert {p: w.ledger.balance(p) for p in players} == dict.fromkeys(players, Balance(500, 0))
     assert w.ledger.balance(escrow_account(table_id)) == Balance(2000, 0)
@@ -324,15 +329,7 @@ def test_a_bot_that_queued_like_a_person_makes_the_table_practice(w: World) -> N
     """MATCH-3: a seat played by a bot from the start (the local stack's queue fillers
     queue as players do) makes the match practice: the seat says bot, no stake moves."""
     players = ["p1", "bot-filler1", "p3", "p4"]
-    w.online(*players)
-    for p in players:
-        w.fund(p, 1000)
-        w.queue(p, MatchMode.ARENA, 500)
-    w.counting.transactions.clear()
-    assert w.service.form_tables("arena:twos-meld:500") == 1
-    (items,) = w.counting.transactions
-    table_id = w.player("p1")["table_id"]["S"]
-    booked = [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
+    table_id, booked = _arena_table(w, players)
     assert not [sk for sk in booked if "escrow" in sk], "a practice table holds no stake"
     assert {p: w.ledger.balance(p) for p in players} == dict.fromkeys(players, Balance(1000, 0))
     table = w.store.get_table(table_id)
