@@ -95,5 +95,6 @@ function renderFriendsLobby(state, lobby) {
   });
   $("lobby-seats").replaceChildren(...items);
   show($("fill-bots"), isHost);
+  show($("bot-level-field"), isHost);
   $("lobby-wait").textContent = `${isHost ? t("lobby.hostHint") : t("lobby.waitingHost")} ${t("lobby.practiceHint")}`;
 }
