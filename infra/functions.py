@@ -211,15 +211,24 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         handler="services.matchmaking.handler.websocket",
         service="matchmaking",
         description="Queues, friends tables and balances: the lobby's messages",
-        routes=("queue", "leave", "create_table", "join_table", "fill_bots", "balance"),
+        routes=(
+            "queue",
+            "leave",
+            "create_table",
+            "join_table",
+            "fill_bots",
+            "rematch",
+            "balance",
+        ),
         tables={
             # Queue entries (put on queue, deleted on leave) and lobbies (put, seats
             # updated, read back for the lobby view).
             constants.MATCHMAKING: (GET, PUT, UPDATE, DELETE),
             # The guard item: where the player is (read), moved by conditional updates.
             constants.PLAYERS: (GET, UPDATE),
-            # A full friends table or ``fill_bots`` creates the table item with its outbox.
-            constants.GAMES: (PUT,),
+            # A full friends table or ``fill_bots`` creates the table item with its outbox;
+            # ``rematch`` reads the ended table's seats and status.
+            constants.GAMES: (GET, PUT),
             # ``balance`` and the arena's stake check read the account.
             constants.LEDGER: (GET,),
         },

@@ -47,7 +47,15 @@ ROUTES: dict[str, str] = {
     "$default": "services.turn.handler:websocket",
     **{
         route: "services.matchmaking.handler:websocket"
-        for route in ("queue", "leave", "create_table", "join_table", "fill_bots", "balance")
+        for route in (
+            "queue",
+            "leave",
+            "create_table",
+            "join_table",
+            "fill_bots",
+            "rematch",
+            "balance",
+        )
     },
 }
 AUTHORIZER = "services.connect.handler:authorize"

@@ -47,6 +47,9 @@ class ScoreView(_View):
 class PlayerView(_View):
     seat: int
     team: Team
+    teams: dict[str, Team]
+    """Each seat's team (TABLE-1: partners sit opposite), so a client names partner and
+    opponents without a rule of its own."""
     variant: Variant
     phase: Phase
     turn: int
@@ -70,6 +73,9 @@ class PlayerView(_View):
     wild_ranks: list[int]
     """The ranks that play as wilds, the joker being rank 0 (as in ``JK``'s tile id): 2s and
     jokers, for a client that groups or counts them."""
+    wilds_meld_rank: int | None
+    """The rank of the meld made of wilds this variant allows (2, the meld of twos,
+    MELD-3), or null when there is none (``classic``)."""
     pile_blocked: bool
     """PILE-2: the top of the pile is a 2, a 3 or a joker."""
     pile_pair: bool
@@ -116,6 +122,7 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
     return PlayerView(
         seat=seat,
         team=TEAMS[team_of(seat)],
+        teams={str(s): TEAMS[team_of(s)] for s in (1, 2, 3, 4)},
         variant=state.variant,
         phase=state.phase,
         turn=state.turn,
@@ -138,6 +145,7 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         legal_actions=[action_to_wire(a) for a in legal_actions(state, seat)],
         tile_points={NAMES[t]: VALUES[t] for t in hand},
         wild_ranks=sorted({t >> 2 for t in TILE_KINDS if _is_wild(t)}),
+        wilds_meld_rank=2 if state.twos else None,
         pile_blocked=blocked,
         pile_pair=pair,
         commitment=state.commitment,

@@ -46,6 +46,15 @@ def is_bot_id(player_id: str) -> bool:
     return player_id.startswith(BOT_ID_PREFIX)
 
 
+FRIENDS_TABLE_PREFIX = "f-"
+"""Whose table id starts so was formed from a friends table's lobby (``f-<code>-<hex>``):
+its four may play again together (``rematch``); a queue's tables are ``uuid`` hex."""
+
+
+def is_friends_table(table_id: str) -> bool:
+    return table_id.startswith(FRIENDS_TABLE_PREFIX)
+
+
 def is_practice(players: Iterable[SeatPlayer]) -> bool:
     """MATCH-3: a match with any seat played by a bot from its start is practice and
     settles no account points and no stake. Only a seat the host filled with a bot is

@@ -19,6 +19,7 @@ from services.common.settings import Settings
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
 from shared_engine.errors import ErrorCode
 from shared_engine.match import MatchMode
+from shared_engine.state import TEAMS, team_of
 from shared_engine.view import MeldView, PlayerView, ScoreView
 
 PROTOCOL_VERSION = 1
@@ -31,6 +32,12 @@ PlayerId = Annotated[str, Field(min_length=1, max_length=64)]
 Seat = Annotated[int, Field(ge=1, le=4)]
 SeatKey = Literal["1", "2", "3", "4"]
 Team = Literal["A", "B"]
+SEAT_TEAMS: Final[dict[SeatKey, Team]] = {
+    "1": TEAMS[team_of(1)],
+    "2": TEAMS[team_of(2)],
+    "3": TEAMS[team_of(3)],
+    "4": TEAMS[team_of(4)],
+}
 Variant = Annotated[Literal["twos-meld", "classic"], Field(title="Variant")]
 CorrelationId = Annotated[
     str,
@@ -174,6 +181,19 @@ class FillBots(ClientMessageBase):
     (they search ahead in the worlds their seat could be in)."""
 
 
+class Rematch(ClientMessageBase):
+    """Play again with the same four in the same seats, once a friends table's match is
+    over. The first to ask opens the new table (and is its host), the bots seated again
+    at their level; the others are offered it (a ``lobby`` naming ``rematch_of`` and
+    holding their seats in ``awaiting``) and each takes their seat with their own
+    ``rematch``. The fourth to take theirs starts the match; the host may instead give
+    the seats still awaited to bots (``fill_bots``)."""
+
+    action: Literal["rematch"]
+    table_id: TableId
+    """The table whose match is over."""
+
+
 class Balance(ClientMessageBase):
     """Ask for the account's points and spare jokers."""
 
@@ -184,11 +204,23 @@ TurnMessage = Annotated[Play | Sync | Say | Hello | Ping, Field(discriminator="a
 """Routed to the turn service (``play``, ``sync``, ``say``; ``hello`` and ``ping`` reach it
 through ``$default``)."""
 LobbyMessage = Annotated[
-    Queue | Leave | CreateTable | JoinTable | FillBots | Balance, Field(discriminator="action")
+    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance,
+    Field(discriminator="action"),
 ]
 """Routed to the matchmaking service."""
 ClientMessage = Annotated[
-    Play | Sync | Say | Hello | Ping | Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
+    Play
+    | Sync
+    | Say
+    | Hello
+    | Ping
+    | Queue
+    | Leave
+    | CreateTable
+    | JoinTable
+    | FillBots
+    | Rematch
+    | Balance,
     Field(discriminator="action"),
 ]
 
@@ -207,6 +239,7 @@ ServiceErrorCode = Literal[
     "unknown_code",
     "table_full",
     "not_host",
+    "not_over",
     "invalid_stake",
     "insufficient_balance",
     "rate_limited",
@@ -241,6 +274,9 @@ class MatchInfo(_Message):
     practice: bool = False
     """A seat is played by a bot from the start: the match settles no account points and
     no stake (MATCH-3). A player's seat auto-played after leaving does not make it one."""
+    rematch: bool = False
+    """A friends table: once the match is over, its four may play again together in the
+    same seats (``rematch``). A queue's table has none: its players queue again."""
 
 
 class Meld(MeldView):
@@ -261,6 +297,7 @@ class TableView(PlayerView):
     turn: Seat
     hand: list[TileName]
     hand_sizes: dict[SeatKey, int]  # type: ignore[assignment]
+    teams: dict[SeatKey, Team]  # type: ignore[assignment]
     melds: dict[Team, list[Meld]]  # type: ignore[assignment]
     bonus_threes: dict[Team, list[TileName]]
     discard: list[TileName]
@@ -396,6 +433,13 @@ class LobbyView(ServerMessageBase):
     practice: bool = False
     """A seat is a bot: the match is practice and settles no account points (MATCH-3).
     ``fill_bots`` makes it so; clients say so to the host before they press it."""
+    teams: dict[SeatKey, Team] = Field(default_factory=lambda: dict(SEAT_TEAMS))
+    """Each seat's team (TABLE-1: partners sit opposite)."""
+    rematch_of: TableId | None = None
+    """This table plays the match at ``rematch_of`` again: only its four hold seats."""
+    awaiting: dict[SeatKey, SeatPlayer] = Field(default_factory=dict)
+    """Seats held for players of that match who have not taken them yet (``rematch``);
+    a lobby sent to one of them is the offer to play again."""
 
 
 class BalanceMessage(ServerMessageBase):

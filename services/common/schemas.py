@@ -486,7 +486,10 @@ SERVICE_ERRORS: Final[dict[str, str]] = {
         "has since replaced by another "
         "(a second tab or device, told `opened_elsewhere`)."
     ),
-    "no_table": "`sync` from a player who is not seated at a table with a round.",
+    "no_table": (
+        "`sync` from a player who is not seated at a table with a round; `rematch` of a "
+        "table that is not a friends table."
+    ),
     "message_too_large": f"The message is larger than {MAX_MESSAGE_BYTES} bytes.",
     "unknown_action": "`action` names no route.",
     "already_playing": "The player is already queued, in a friends lobby or at a table.",
@@ -495,8 +498,12 @@ SERVICE_ERRORS: Final[dict[str, str]] = {
         "No friends table is waiting with this invite code (for `fill_bots`: the player has "
         "no friends table waiting)."
     ),
-    "table_full": "The friends table already has four players.",
+    "table_full": (
+        "The friends table already has four players (a `rematch`: the others started it "
+        "with a bot in the seat)."
+    ),
     "not_host": "Only the host of the friends table may fill its seats with bots.",
+    "not_over": "`rematch` names a table whose match is still being played.",
     "invalid_stake": f"The arena stake is not one of {list(ARENA_STAKES)}.",
     "insufficient_balance": (
         "The account's points do not cover the arena stake (on `queue`, or when the table "
@@ -613,6 +620,12 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
         "CreateTable": [("a friends table", {"action": "create_table", "mode": "to_10000"})],
         "JoinTable": [("with the invite code", {"action": "join_table", "code": "KQ7M2X"})],
         "FillBots": [("start with bots", {"action": "fill_bots", "cid": "fb-1"})],
+        "Rematch": [
+            (
+                "play again with the same four",
+                {"action": "rematch", "table_id": "f-KQ7M2X-3b9e0c1d", "cid": "r-1"},
+            )
+        ],
         "Balance": [("ask", {"action": "balance"})],
     }
 
@@ -762,6 +775,22 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                     "status": "started",
                     "table_id": "f-KQ7M2X-3b9e0c1d",
                     "cid": "fb-1",
+                },
+            ),
+            (
+                "the offer to play again, as seat 3 gets it: seat 1 asked first",
+                {
+                    **lobby,
+                    "code": "W4HN7P",
+                    "you": EXAMPLE_PLAYERS[3].player_id,
+                    "seats": {
+                        **lobby["seats"],
+                        "2": {"player_id": "bot-KQ7M2X-2", "name": "Bot 2", "bot": True},
+                        "3": None,
+                        "4": {"player_id": "bot-KQ7M2X-4", "name": "Bot 4", "bot": True},
+                    },
+                    "rematch_of": "f-KQ7M2X-3b9e0c1d",
+                    "awaiting": {"3": EXAMPLE_PLAYERS[3].model_dump(mode="json")},
                 },
             ),
         ],
@@ -1107,6 +1136,7 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "CreateTable": ("LobbyView", "ErrorMessage"),
     "JoinTable": ("LobbyView", "ErrorMessage"),
     "FillBots": ("LobbyView", "ErrorMessage"),
+    "Rematch": ("LobbyView", "ErrorMessage"),
     "Balance": ("BalanceMessage", "ErrorMessage"),
 }
 """What answers each client message, carrying its ``cid``: exactly one of these.

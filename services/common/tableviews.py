@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from services.common.adapters import Pusher
-from services.common.events import is_practice
+from services.common.events import is_friends_table, is_practice
 from services.common.protocol import (
     ErrorMessage,
     LastAction,
@@ -57,6 +57,7 @@ def view_message(
             totals={"A": table.totals[0], "B": table.totals[1]},
             status=table.status,
             practice=is_practice(table.seats.values()),
+            rematch=is_friends_table(table.table_id),
         ),
         turn_deadline=table.turn_deadline,
         view=TableView.model_validate(player_view(state, seat).model_dump()),

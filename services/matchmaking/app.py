@@ -11,6 +11,7 @@ the arena moves every stake to escrow (refused if a balance does not cover it).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import uuid
@@ -30,6 +31,7 @@ from services.common.events import (
     TableAborted,
     TableFormed,
     is_bot_id,
+    is_friends_table,
     is_practice,
 )
 from services.common.flood import FloodControl, over_rate
@@ -45,6 +47,7 @@ from services.common.protocol import (
     Queue,
     QueuedMessage,
     QueueLeftMessage,
+    Rematch,
 )
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
@@ -57,7 +60,9 @@ from services.matchmaking.store import Entry, Lobby, MatchmakingStore
 from shared_engine import MatchMode
 
 SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
-LOBBY_MESSAGE: TypeAdapter[Queue | Leave | CreateTable | JoinTable | FillBots | Balance] = (
+LOBBY_MESSAGE: TypeAdapter[
+    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance
+] = (
     # Built by the first lobby message: the events path never reads one.
     TypeAdapter(LobbyMessage, config=ConfigDict(defer_build=True))
 )
@@ -67,6 +72,15 @@ FORM_ATTEMPTS = 5
 ENTRY_TTL = 24 * 3600
 
 
+def rematch_code(table_id: str, attempt: int) -> str:
+    """The lobby code of a rematch of ``table_id``: every one of its four, asking at the
+    same moment, computes the same code, so they meet in one lobby without a lock. The
+    next attempt's code serves when a lobby (another's, or a rematch its host closed)
+    holds this one. Guessing it gains nothing: only the four hold its seats."""
+    digest = hashlib.sha256(f"{table_id}:{attempt}".encode()).digest()
+    return "".join(CODE_ALPHABET[b % len(CODE_ALPHABET)] for b in digest[:CODE_LENGTH])
+
+
 def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
     return f"{mode.value}:{variant}:{stake}"
 
@@ -74,6 +88,14 @@ def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
 def _reply(player_id: str, cid: str | None) -> tuple[str, str] | None:
     """Who gets the answer that echoes ``cid`` (None: nothing to echo)."""
     return (player_id, cid) if cid is not None else None
+
+
+def _lobby_people(lobby: Lobby, seats: dict[int, SeatPlayer] | None = None) -> list[str]:
+    """Who hears of a lobby's change: its seated people (``seats``, when they changed),
+    and a rematch's players not seated yet, for whom it is the offer (or the news that
+    the others started without them)."""
+    seated = [p.player_id for p in (seats or lobby.seats).values() if not p.bot]
+    return seated + [p.player_id for p in lobby.held.values() if p.player_id not in seated]
 
 
 def _entry(ticket: dict[str, Any]) -> Entry:
@@ -153,7 +175,7 @@ class MatchmakingService:
         player_id: str,
         name: str,
         connection_id: str,
-        message: Queue | Leave | CreateTable | JoinTable | FillBots | Balance,
+        message: Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance,
     ) -> None:
         self._telemetry.annotate(player_id=player_id, action=message.action)
         cid = message.cid
@@ -176,6 +198,8 @@ class MatchmakingService:
             self.join_table(player_id, name, connection_id, message.code.upper(), cid)
         elif isinstance(message, FillBots):
             self.fill_bots(player_id, connection_id, cid, message.level)
+        elif isinstance(message, Rematch):
+            self.rematch(player_id, name, connection_id, message.table_id, cid)
         else:
             self.balance(player_id, connection_id, cid)
 
@@ -341,7 +365,7 @@ class MatchmakingService:
             if any(p.player_id == player_id for p in lobby.seats.values()):
                 self._show_lobby(code, [player_id], reply)
                 return
-            free = [seat for seat in (1, 2, 3, 4) if seat not in lobby.seats]
+            free = [s for s in (1, 2, 3, 4) if s not in lobby.seats and s not in lobby.held]
             if not free:
                 self._refuse(connection_id, "table_full", "this table is full", cid)
                 return
@@ -349,16 +373,12 @@ class MatchmakingService:
                 self._store.take_seat_item(code, free[0], me),
                 self._store.player_to_lobby_item(player_id, name, code),
             ]
-            claimed = self._claim(items, 1, connection_id, cid)
+            claimed = self._claim(items, 1, connection_id, cid, (player_id, code))
             if claimed is None:
                 return
             if not claimed:
                 continue
-            seats = {**lobby.seats, free[0]: me}
-            if len(seats) == 4:
-                self._start_lobby(Lobby(**{**lobby.__dict__, "seats": seats}), seats, reply)
-            else:
-                self._show_lobby(code, [p.player_id for p in seats.values() if not p.bot], reply)
+            self._seated(code, reply)
             return
         self._refuse(connection_id, "table_full", "this table is full", cid)
 
@@ -387,6 +407,82 @@ class MatchmakingService:
                     level=level,
                 )
         self._start_lobby(lobby, seats, _reply(player_id, cid))
+
+    def rematch(
+        self, player_id: str, name: str, connection_id: str, table_id: str, cid: str | None
+    ) -> None:
+        """Seat ``player_id`` again in their seat of ``table_id``'s four, in the lobby of
+        its rematch: the first to ask creates it, the others take their held seats."""
+        table = self._games.get_table(table_id)
+        if table is None or not is_friends_table(table_id):
+            self._refuse(connection_id, "no_table", "only a friends table is played again", cid)
+            return
+        seat = table.seat_of(player_id)
+        if seat is None:
+            self._refuse(connection_id, "not_seated", "you did not play at this table", cid)
+            return
+        if table.status == "playing":
+            self._refuse(connection_id, "not_over", "this table's match is not over yet", cid)
+            return
+        me = SeatPlayer(player_id=player_id, name=name)
+        reply = _reply(player_id, cid)
+        attempt = tries = 0
+        while tries < FORM_ATTEMPTS * 2 and attempt < FORM_ATTEMPTS:
+            tries += 1
+            code = rematch_code(table_id, attempt)
+            lobby = self._store.lobby(code)
+            if lobby is None:
+                bots = {s: p for s, p in table.seats.items() if p.bot}
+                held = {s: p for s, p in table.seats.items() if not p.bot}
+                lobby = Lobby(
+                    code,
+                    player_id,
+                    table.mode,
+                    table.variant,
+                    "forming",
+                    {**bots, seat: me},
+                    None,
+                    rematch_of=table_id,
+                    held=held,
+                )
+                expires = int(self._clock.now()) + ENTRY_TTL
+                items = self._store.create_lobby_items(lobby, me, expires)
+            elif lobby.rematch_of != table_id or lobby.status == "closed":
+                attempt += 1
+                continue
+            elif seat in lobby.seats and lobby.seats[seat].player_id == player_id:
+                self._send_lobby(lobby, [player_id], reply, lobby.table_id)
+                return
+            elif lobby.status != "forming" or seat in lobby.seats:
+                self._refuse(connection_id, "table_full", "the others started without you", cid)
+                return
+            else:
+                lobby = Lobby(**{**lobby.__dict__, "seats": {**lobby.seats, seat: me}})
+                items = [
+                    self._store.take_seat_item(code, seat, me),
+                    self._store.player_to_lobby_item(player_id, name, code, table_id),
+                ]
+            claimed = self._claim(items, 1, connection_id, cid, (player_id, code))
+            if claimed is None:
+                return
+            if not claimed:
+                continue
+            self._telemetry.count("rematch_seats_taken")
+            self._seated(code, reply)
+            return
+        self._refuse(connection_id, "table_full", "no rematch could be opened: try again", cid)
+
+    def _seated(self, code: str, reply: tuple[str, str] | None) -> None:
+        """After a seat was taken: the fourth starts the table, else everyone sees the
+        lobby. Read again, not the copy read before the write: two players taking the
+        last two seats at once each read three empty, and one of them must start it."""
+        lobby = self._store.lobby(code)
+        if lobby is None:
+            return
+        if lobby.status == "forming" and len(lobby.seats) == 4:
+            self._start_lobby(lobby, lobby.seats, reply)
+        else:
+            self._send_lobby(lobby, _lobby_people(lobby), reply, lobby.table_id)
 
     def balance(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
         balance = self._ledger.balance(player_id)
@@ -440,8 +536,8 @@ class MatchmakingService:
             self._show_lobby(lobby.code, members, reply)
             return
         self._telemetry.count("tables_formed")
-        humans = [p.player_id for p in seats.values() if not p.bot]
-        self._send_lobby(Lobby(**{**lobby.__dict__, "seats": seats}), humans, reply, table_id)
+        started = Lobby(**{**lobby.__dict__, "seats": seats})
+        self._send_lobby(started, _lobby_people(started), reply, table_id)
 
     def form_tables(self, queue: str) -> int:
         """Seat waiting players four by four, oldest first; returns how many tables formed."""
@@ -571,16 +667,22 @@ class MatchmakingService:
         player_item: int,
         connection_id: str,
         cid: str | None = None,
+        joining: tuple[str, str] | None = None,
     ) -> bool | None:
         """Run a transaction that puts a player somewhere: True if it did, None if the
         player is busy elsewhere (answered ``already_playing``), False if another item
-        lost a race (read again and retry)."""
+        lost a race (read again and retry). ``joining``: (player, lobby code); a player
+        found in that lobby is not busy: their own message, sent twice at once, seated
+        them (the retry shows it)."""
         try:
             self._store.transact(items)
         except Exception as exc:
             if error_code(exc) != TRANSACTION_CANCELLED:
                 raise
-            if cancelled_on(exc, player_item):
+            if cancelled_on(exc, player_item) and (
+                joining is None
+                or self._store.player(joining[0]).get("lobby", {}).get("S") != joining[1]
+            ):
                 self._refuse(
                     connection_id,
                     "already_playing",
@@ -631,6 +733,8 @@ class MatchmakingService:
                 status="started" if table_id else "forming",
                 table_id=table_id,
                 practice=is_practice(lobby.seats.values()),
+                rematch_of=lobby.rematch_of,
+                awaiting={str(seat): p for seat, p in lobby.awaiting().items()},  # type: ignore[misc]
                 cid=reply[1] if reply is not None and reply[0] == member else None,
             )
             self._pusher.send(connection, view.model_dump(mode="json"))

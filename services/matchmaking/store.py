@@ -9,7 +9,7 @@ Conditions, not checks-then-writes, so races cannot seat anyone twice.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from services.common.dynamo import CONDITION_FAILED, DynamoClient, error_code, n, s
@@ -39,6 +39,15 @@ class Lobby:
     status: str
     seats: dict[int, SeatPlayer]
     table_id: str | None
+    rematch_of: str | None = None
+    """The ended friends table whose four this lobby seats again, each in their seat."""
+    held: dict[int, SeatPlayer] = field(default_factory=dict)
+    """A rematch's seats kept for the ended match's players (taken or not): nobody
+    else may take one; the host's bots may fill one still empty."""
+
+    def awaiting(self) -> dict[int, SeatPlayer]:
+        """The held seats not taken yet."""
+        return {seat: p for seat, p in self.held.items() if seat not in self.seats}
 
 
 def queue_pk(queue_key: str) -> str:
@@ -208,35 +217,55 @@ class MatchmakingStore:
     def create_lobby_items(
         self, lobby: Lobby, host: SeatPlayer, expires_at: int
     ) -> list[dict[str, Any]]:
+        """The lobby with its first seats (the host's; a rematch's bots too), and the host
+        put in it: a rematch's host may still be at the ended table."""
+        item = {
+            "pk": s(lobby_pk(lobby.code)),
+            "sk": s("LOBBY"),
+            "host": s(lobby.host),
+            "mode": s(lobby.mode),
+            "variant": s(lobby.variant),
+            "status": s("forming"),
+            "expires_at": n(expires_at),
+        }
+        item.update({f"s{seat}": s(p.model_dump_json()) for seat, p in lobby.seats.items()})
+        item.update({f"h{seat}": s(p.model_dump_json()) for seat, p in lobby.held.items()})
+        if lobby.rematch_of is not None:
+            item["rematch_of"] = s(lobby.rematch_of)
         return [
             {
                 "Put": {
                     "TableName": self._name,
-                    "Item": {
-                        "pk": s(lobby_pk(lobby.code)),
-                        "sk": s("LOBBY"),
-                        "host": s(lobby.host),
-                        "mode": s(lobby.mode),
-                        "variant": s(lobby.variant),
-                        "status": s("forming"),
-                        "s1": s(host.model_dump_json()),
-                        "expires_at": n(expires_at),
-                    },
+                    "Item": item,
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
-            self.player_to_lobby_item(lobby.host, host.name, lobby.code),
+            self.player_to_lobby_item(lobby.host, host.name, lobby.code, lobby.rematch_of),
         ]
 
-    def player_to_lobby_item(self, player_id: str, name: str, code: str) -> dict[str, Any]:
+    def player_to_lobby_item(
+        self, player_id: str, name: str, code: str, leaving: str | None = None
+    ) -> dict[str, Any]:
+        """Put a free player in a lobby; with ``leaving``, also one still seated at that
+        (ended) table, whose release may not have arrived yet."""
+        values = {":code": s(code), ":name": s(name)}
+        update = "SET lobby = :code, #name = if_not_exists(#name, :name)"
+        condition = FREE
+        if leaving is not None:
+            update += " REMOVE table_id, seat"
+            condition = (
+                f"({FREE}) OR (table_id = :ended AND attribute_not_exists(queue_key)"
+                " AND attribute_not_exists(lobby))"
+            )
+            values[":ended"] = s(leaving)
         return {
             "Update": {
                 "TableName": self._players,
                 "Key": {"player_id": s(player_id)},
-                "UpdateExpression": "SET lobby = :code, #name = if_not_exists(#name, :name)",
-                "ConditionExpression": FREE,
+                "UpdateExpression": update,
+                "ConditionExpression": condition,
                 "ExpressionAttributeNames": {"#name": "name"},
-                "ExpressionAttributeValues": {":code": s(code), ":name": s(name)},
+                "ExpressionAttributeValues": values,
             }
         }
 
@@ -345,11 +374,15 @@ class MatchmakingStore:
         ).get("Item")
         if not item:
             return None
-        seats = {
-            seat: SeatPlayer.model_validate(json.loads(item[f"s{seat}"]["S"]))
-            for seat in (1, 2, 3, 4)
-            if f"s{seat}" in item
-        }
+
+        def players(prefix: str) -> dict[int, SeatPlayer]:
+            return {
+                seat: SeatPlayer.model_validate(json.loads(item[f"{prefix}{seat}"]["S"]))
+                for seat in (1, 2, 3, 4)
+                if f"{prefix}{seat}" in item
+            }
+
+        seats = players("s")
         return Lobby(
             code=code,
             host=item["host"]["S"],
@@ -358,6 +391,8 @@ class MatchmakingStore:
             status=item["status"]["S"],
             seats=seats,
             table_id=item["table_id"]["S"] if "table_id" in item else None,
+            rematch_of=item["rematch_of"]["S"] if "rematch_of" in item else None,
+            held=players("h"),
         )
 
     # --- players ---------------------------------------------------------------------

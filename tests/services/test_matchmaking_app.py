@@ -16,7 +16,7 @@ from services.common.protocol import CreateTable, Queue
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.ledger.book import Balance, Ledger, Posting, escrow_account
-from services.matchmaking.app import ENTRY_TTL, MatchmakingService
+from services.matchmaking.app import ENTRY_TTL, MatchmakingService, rematch_code
 from services.matchmaking.store import MatchmakingStore
 from shared_engine import MatchMode
 from tests.services.conftest import outbox
@@ -560,3 +560,76 @@ def test_a_malformed_level_is_refused_and_the_lobby_waits(w: World, level: str) 
     assert w.codes("h3") == ["malformed"]
     assert w.mm_store.lobby(code) == before
     assert "table_id" not in w.player("h3")
+
+
+# --- playing again ------------------------------------------------------------------------
+
+
+def _ended_friends_table(w: World, players: list[str]) -> str:
+    """Four played a friends table (a bot in seat 4) to its end; the release of the
+    seated players (``match_over``) has not arrived yet."""
+    w.online(*players)
+    code = _lobby_of(w, players[0])
+    for p in players[1:]:
+        w.service.join_table(p, p.upper(), f"c-{p}", code)
+    w.service.fill_bots(players[0], f"c-{players[0]}", level="easy")
+    table_id = w.player(players[0])["table_id"]["S"]
+    table = w.store.get_table(table_id)
+    assert table is not None and table_id.startswith("f-")
+    w.db.update_item(
+        TableName=constants.GAMES.name,
+        Key={"pk": {"S": constants.table_pk(table_id)}, "sk": {"S": constants.TABLE_SK}},
+        UpdateExpression="SET #status = :finished",
+        ExpressionAttributeNames={"#status": "status"},
+        ExpressionAttributeValues={":finished": {"S": "finished"}},
+    )
+    return str(table_id)
+
+
+def _rematch(w: World, player: str, table_id: str) -> None:
+    message = json.dumps({"action": "rematch", "table_id": table_id})
+    w.service.receive((player, player.upper()), f"c-{player}", message)
+
+
+def test_a_player_whose_release_has_not_arrived_takes_their_rematch_seat(w: World) -> None:
+    """The rematch seats a player still marked at the ended table (the release of
+    ``match_over`` travels as an event); the late release then changes nothing."""
+    ended = _ended_friends_table(w, ["e1", "e2", "e3"])
+    _rematch(w, "e2", ended)
+    assert w.codes("e2") == []
+    item = w.player("e2")
+    assert "lobby" in item and not {"table_id", "seat"} & item.keys()
+    lobby = w.mm_store.lobby(item["lobby"]["S"])
+    assert lobby is not None and lobby.rematch_of == ended
+    bot = w.store.get_table(ended).seats[4]  # type: ignore[union-attr]
+    assert lobby.seats == {2: SeatPlayer(player_id="e2", name="E2"), 4: bot}
+    assert {s: p.player_id for s, p in lobby.awaiting().items()} == {1: "e1", 3: "e3"}
+
+    w.service.match_over(
+        MatchEnded(
+            table_id=ended,
+            mode=MatchMode.ONE_ROUND,
+            stake=0,
+            winner="A",
+            totals={"A": 1, "B": 0},
+            rounds_played=1,
+            seats={str(s): p for s, p in lobby.held.items()},  # type: ignore[misc]
+        )
+    )
+    assert w.player("e2") == item
+    assert not {"table_id", "seat"} & w.player("e1").keys()
+
+
+def test_a_player_at_another_live_table_is_refused_and_nothing_changes(w: World) -> None:
+    ended = _ended_friends_table(w, ["g1", "g2", "g3"])
+    w.db.update_item(
+        TableName=constants.PLAYERS.name,
+        Key={"player_id": {"S": "g3"}},
+        UpdateExpression="SET table_id = :other",
+        ExpressionAttributeValues={":other": {"S": "another-live-table"}},
+    )
+    before = w.player("g3")
+    _rematch(w, "g3", ended)
+    assert w.codes("g3") == ["already_playing"]
+    assert w.player("g3") == before
+    assert w.mm_store.lobby(rematch_code(ended, 0)) is None
