@@ -81,7 +81,7 @@ function run(effects) {
   for (const effect of effects) {
     if (effect.kind === "error") showError(errorText(effect.code, effect.params));
     else if (effect.kind === "clearError") hideError();
-    else if (effect.kind === "notice") showNotice(t(hasKey(effect.key) || !effect.fallback ? effect.key : effect.fallback));
+    else if (effect.kind === "notice") showNotice(t(hasKey(effect.key) || !effect.fallback ? effect.key : effect.fallback, effect.params));
     else if (effect.kind === "stop") conn.disconnect();
     else if (effect.kind === "dialog") openDialog();
     else if (effect.kind === "yourTurn") yourTurnNotice();
@@ -95,7 +95,7 @@ function run(effects) {
 /** A short highlight where a move landed (CSS only: it never holds up a tap). */
 function animateMove(move) {
   if (move.type === "discard") flash($("pile-top"));
-  for (const spec of move.melds || []) flash(document.querySelector(`[data-testid="meld-${teamOf(Number(move.seat))}-${spec.rank}"]`), "fresh");
+  for (const spec of move.melds || []) flash(document.querySelector(`[data-testid="meld-${teamOf(state, Number(move.seat))}-${spec.rank}"]`), "fresh");
 }
 
 function send(message) {
@@ -377,6 +377,11 @@ function bind() {
   };
   $("queued-leave").addEventListener("click", leave);
   $("lobby-leave").addEventListener("click", leave);
+  $("rematch-join").addEventListener("click", () => start(S.rematchMessage(state)));
+  $("rematch-dismiss").addEventListener("click", () => {
+    state.rematch = null;
+    render();
+  });
   $("play-here").addEventListener("click", () => conn.connect());
   $("queue-wait-on").addEventListener("click", () => {
     if (send(S.waitOnMessage(state))) state.expired = null;

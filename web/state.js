@@ -45,6 +45,7 @@ export function initialState() {
     dialogs: [], // waiting {kind, msg}
     dialog: null, // the open one
     started: null, // the last queue or create_table message sent, for "play again"
+    rematch: null, // a lobby offering this player their seat again at the same four's table
     said: {}, // seat -> {phrase, until}: quick messages shown by the seat for a while
   };
 }
@@ -103,9 +104,7 @@ export function receive(state, message) {
       return state.expired ? [] : [{ kind: "notice", key: `queueLeft.${message.reason}`, fallback: "queueLeft.left" }];
     }
     case "lobby":
-      state.lobby = message;
-      state.queued = null;
-      return [];
+      return adoptLobby(state, message);
     case "opened_elsewhere":
       // Reconnecting on our own would take the seat back from the other tab, which
       // would then do the same: stop, and let the person choose where to play.
@@ -124,6 +123,38 @@ export function receive(state, message) {
     default:
       return [];
   }
+}
+
+/**
+ * A lobby the player sits in is theirs; one of a rematch that holds their seat but they
+ * have not taken is an offer, shown beside what they are doing; a rematch that started
+ * without them withdraws the offer.
+ */
+function adoptLobby(state, message) {
+  const me = message.you;
+  const seated = Object.values(message.seats).some((p) => p && p.player_id === me);
+  if (message.rematch_of && !seated) {
+    const held = Object.values(message.awaiting || {}).some((p) => p.player_id === me);
+    const wasOffered = Boolean(state.rematch);
+    state.rematch = held && message.status === "forming" ? message : null;
+    if (!state.rematch && wasOffered) return [{ kind: "notice", key: "rematch.withdrawn" }];
+    return state.rematch && !wasOffered ? [{ kind: "notice", key: "rematch.offered", params: { name: hostName(message) } }] : [];
+  }
+  state.lobby = message;
+  state.queued = null;
+  state.rematch = null;
+  return [];
+}
+
+/** The name of whoever opened a lobby (a rematch's first to ask). */
+export function hostName(lobby) {
+  const host = Object.values(lobby.seats).find((p) => p && p.player_id === lobby.host);
+  return host ? host.name : "";
+}
+
+/** The `rematch` that takes the offered seat. */
+export function rematchMessage(state) {
+  return { action: "rematch", table_id: state.rematch.rematch_of };
 }
 
 function refused(state, message) {
@@ -253,12 +284,14 @@ export function dialogClosed(state, choice) {
 }
 
 /**
- * The message that starts another match like the one that ended: the same start the
- * player chose (a queue, or a new friends table of the same length), else the same
- * length and variant from the quick start (an arena, at the same stake).
+ * The message that starts another match like the one that ended: at a friends table,
+ * the same four again in the same seats (`rematch`); else the same start the player
+ * chose (a queue), else the same length and variant from the quick start (an arena, at
+ * the same stake).
  */
 export function playAgainMessage(state, match) {
-  if (state.started) return { ...state.started };
+  if (match.rematch && state.view) return { action: "rematch", table_id: state.view.table_id };
+  if (state.started && state.started.action !== "rematch") return { ...state.started };
   if (match.mode === "arena") return { action: "queue", mode: "arena", variant: match.variant, stake: match.stake };
   return { action: "queue", mode: match.mode, variant: match.variant };
 }
@@ -386,10 +419,10 @@ export function selectionPoints(state) {
  * meld of extends it). The wilds go where they can stand: the meld tapped as target
  * takes them all; otherwise each goes in turn to the spec with the fewest wilds per
  * natural (the team's meld and the pile's top counted), the smaller spec first, for
- * the server to judge. Only wilds selected, a 2 among them, and the variant has a
- * meld of twos: the meld of twos.
+ * the server to judge. Only wilds selected, one of them of the rank the view names for
+ * a meld of wilds (`wilds_meld_rank`: the meld of twos): that meld.
  */
-export function buildSpecs(tiles, { isWild, pileRank = null, target = null, twos = true, melds = [] }) {
+export function buildSpecs(tiles, { isWild, pileRank = null, target = null, wildsMeld = 2, melds = [] }) {
   const byRank = new Map();
   const wild = [];
   for (const tile of tiles) {
@@ -405,8 +438,8 @@ export function buildSpecs(tiles, { isWild, pileRank = null, target = null, twos
     if (!byRank.has(target)) byRank.set(target, []);
     byRank.get(target).push(...wild);
   } else if (wild.length && !byRank.size) {
-    if (!twos || !wild.some((tile) => tileInfo(tile).rank === 2)) return { hint: "hint.wildsNeedRank" };
-    byRank.set(2, wild);
+    if (wildsMeld === null || !wild.some((tile) => tileInfo(tile).rank === wildsMeld)) return { hint: "hint.wildsNeedRank" };
+    byRank.set(wildsMeld, wild);
   } else if (wild.length) {
     spreadWilds(byRank, wild, isWild, pileRank, melds);
   }
@@ -443,7 +476,7 @@ export function meldMove(state, target = state.target) {
   const tiles = selectedTiles(state);
   if (!tiles.length) return { hint: "hint.selectMeld" };
   const v = state.view.view;
-  const built = buildSpecs(tiles, { isWild: wildsOf(state), target, twos: v.variant === "twos-meld", melds: v.melds[v.team] || [] });
+  const built = buildSpecs(tiles, { isWild: wildsOf(state), target, wildsMeld: v.wilds_meld_rank, melds: v.melds[v.team] || [] });
   if (built.hint) return built;
   return { move: { type: "meld", melds: built.specs }, used: selectedIds(state) };
 }
@@ -458,7 +491,7 @@ export function takePileMove(state) {
   }
   const top = pileTop(state);
   if (!top) return { error: "pile_empty" };
-  const built = buildSpecs(tiles, { isWild: wildsOf(state), pileRank: tileInfo(top).rank, twos: v.variant === "twos-meld", melds: v.melds[v.team] || [] });
+  const built = buildSpecs(tiles, { isWild: wildsOf(state), pileRank: tileInfo(top).rank, wildsMeld: v.wilds_meld_rank, melds: v.melds[v.team] || [] });
   if (built.hint) return built;
   return { move: { type: "take_pile", melds: built.specs }, used: selectedIds(state) };
 }
@@ -479,13 +512,18 @@ export function saidBy(state, seat, now = Date.now()) {
   return said && said.until > now ? said.phrase : null;
 }
 
+/** The seat across the table, whose tiles count with ours (TABLE-1), as the view says. */
+export function partnerOf(state) {
+  const { teams, seat } = state.view.view;
+  return Number(Object.keys(teams).find((s) => Number(s) !== seat && teams[s] === teams[String(seat)]));
+}
+
 export function discardMove(state) {
   const tiles = selectedTiles(state);
   if (tiles.length !== 1) return { hint: "hint.selectDiscard" };
   const built = { move: { type: "discard", tile: tiles[0] }, used: selectedIds(state) };
   const v = state.view.view;
-  const partner = (state.view.seat + 1) % 4 + 1;
-  const held = v.hand_sizes[String(partner)] || 0;
+  const held = v.hand_sizes[String(partnerOf(state))] || 0;
   if (state.hand.length === 1 && held > 0) built.confirm = { key: "confirm.goOut", params: { n: held } };
   else if (wildsOf(state)(tiles[0])) built.confirm = { key: "confirm.wild", params: {} };
   return built;

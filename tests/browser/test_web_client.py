@@ -24,6 +24,8 @@ from typing import Any, get_args
 
 import pytest
 
+from services.common.protocol import LobbyView
+from shared_engine.state import TEAMS, team_of
 from shared_engine.tiles import NAMES, VALUES, parse_tiles
 from shared_engine.view import pile_state
 
@@ -200,6 +202,8 @@ def with_rule_facts(player_view: dict[str, Any]) -> dict[str, Any]:
     facts = {
         "tile_points": {NAMES[t]: VALUES[t] for t in hand},
         "wild_ranks": [0, 2],
+        "teams": {str(seat): TEAMS[team_of(seat)] for seat in (1, 2, 3, 4)},
+        "wilds_meld_rank": 2 if player_view["variant"] == "twos-meld" else None,
         "pile_blocked": blocked,
         "pile_pair": pair,
     }
@@ -347,19 +351,21 @@ def test_lobby_messages(open_client: Callable[..., Any], server: Server) -> None
     }
     page.wait_for_selector('[data-testid="queue-expired"]', state="hidden")
 
-    lobby = {
-        "type": "lobby",
-        "code": "K7Q2P",
-        "host": "p-ana",
-        "mode": "one_round",
-        "variant": "twos-meld",
-        "seats": {
-            "1": {"player_id": "p-ana", "name": "Ana", "bot": False},
-            "2": None,
-            "3": {"player_id": "p-cy", "name": "Cy", "bot": False},
-            "4": None,
-        },
-    }
+    lobby = LobbyView.model_validate(
+        {
+            "code": "K7Q2P",
+            "host": "p-ana",
+            "you": "p-ana",
+            "mode": "one_round",
+            "variant": "twos-meld",
+            "seats": {
+                "1": {"player_id": "p-ana", "name": "Ana", "bot": False},
+                "2": None,
+                "3": {"player_id": "p-cy", "name": "Cy", "bot": False},
+                "4": None,
+            },
+        }
+    ).model_dump(mode="json")
     server.push(lobby)
     page.wait_for_selector('[data-testid="friends-lobby"]:not([hidden])')
     assert page.inner_text('[data-testid="invite-code"]') == "K7Q2P"
@@ -662,6 +668,50 @@ def test_results(open_client: Callable[..., Any], server: Server) -> None:
     assert server.actions("queue") == [
         {"action": "queue", "mode": "three_rounds", "variant": "twos-meld"}
     ]
+
+
+def test_a_friends_table_plays_again_with_the_same_four(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    """ "Play again" at a friends table asks for the same four (``rematch``); an offer
+    from another of the four shows in the lobby, and taking it asks for that seat."""
+    page = open_client()
+    at_table(page, server)
+    friends = {**view()["match"], "status": "finished", "rematch": True}
+    server.push(view(version=5, table_id="f-K7Q2P-1", match=friends))
+    result = {"type": "match_result", "table_id": "f-K7Q2P-1", "winner": "B"}
+    server.push({**result, "totals": {"A": 1, "B": 2}, "rounds_played": 1, "rewards": {}})
+    page.wait_for_selector('[data-testid="match-result"]', state="visible")
+    page.click('[data-testid="play-again"]')
+    page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    assert server.actions("rematch") == [{"action": "rematch", "table_id": "f-K7Q2P-1"}]
+    assert server.actions("queue") == [] and server.actions("create_table") == []
+
+    ana, cy = (
+        {"player_id": p, "name": n, "bot": False} for p, n in (("p-ana", "Ana"), ("p-cy", "Cy"))
+    )
+    offer = LobbyView.model_validate(
+        {
+            "code": "W4HN7P",
+            "host": "p-cy",
+            "you": "p-ana",
+            "mode": "three_rounds",
+            "variant": "twos-meld",
+            "seats": {"1": None, "2": None, "3": cy, "4": None},
+            "rematch_of": "f-K7Q2P-2",
+            "awaiting": {"1": ana},
+        }
+    ).model_dump(mode="json")
+    server.push(offer)
+    page.wait_for_selector('[data-testid="rematch-offer"]:not([hidden])')
+    assert "Cy wants to play again" in page.inner_text('[data-testid="rematch-text"]')
+    page.click('[data-testid="rematch-join"]')
+    page.wait_for_timeout(100)
+    assert server.actions("rematch")[-1] == {"action": "rematch", "table_id": "f-K7Q2P-2"}
+    server.push({**offer, "seats": {**offer["seats"], "1": ana}, "awaiting": {}})
+    page.wait_for_selector('[data-testid="friends-lobby"]:not([hidden])')
+    assert page.is_hidden('[data-testid="rematch-offer"]')
+    assert "Ana" in page.inner_text('[data-testid="lobby-seat-1"]')
 
 
 def test_reconnects_and_resyncs(open_client: Callable[..., Any], server: Server) -> None:

@@ -25,6 +25,7 @@ function viewMessage(version = 3, view = {}, extra = {}) {
     view: {
       seat: 1,
       team: "A",
+      teams: { 1: "A", 2: "B", 3: "A", 4: "B" },
       variant: "twos-meld",
       phase: "play",
       turn: 1,
@@ -40,6 +41,7 @@ function viewMessage(version = 3, view = {}, extra = {}) {
       thresholds: { A: 50, B: 50 },
       tile_points: { "9K": 5, "2Y": 20, "7R": 5, JK: 50, "7B": 5, "13Y": 10, "7Y": 5, "9R": 5 },
       wild_ranks: [0, 2],
+      wilds_meld_rank: 2,
       pile_blocked: false,
       pile_pair: false,
       ...view,
@@ -248,6 +250,22 @@ test("a discard asks first for a wild, or for going out while the partner holds 
   state = atTable(viewMessage(3, { hand: ["7R"], hand_sizes: { 1: 1, 2: 5, 3: 0, 4: 6 } }));
   select(state, "7R");
   assert.equal(S.discardMove(state).confirm, undefined, "the partner is out of tiles: nothing to warn of");
+  // The partner is whoever the view puts on our team, not a seat number's parity.
+  state = atTable(viewMessage(3, { hand: ["7R"], teams: { 1: "A", 2: "A", 3: "B", 4: "B" }, hand_sizes: { 1: 1, 2: 5, 3: 4, 4: 6 } }));
+  select(state, "7R");
+  assert.deepEqual(S.discardMove(state).confirm, { key: "confirm.goOut", params: { n: 5 } });
+});
+
+test("the meld of wilds is the view's: none in classic, whatever rank it names", () => {
+  let state = atTable(viewMessage(3, { variant: "classic", wilds_meld_rank: null }));
+  select(state, "2Y", "JK");
+  assert.equal(S.meldMove(state).hint, "hint.wildsNeedRank");
+  state = atTable(viewMessage(3, { wilds_meld_rank: 2 }));
+  select(state, "2Y", "JK");
+  assert.deepEqual(S.meldMove(state).move.melds, [{ rank: 2, tiles: ["2Y", "JK"] }]);
+  state = atTable(viewMessage(3, { wilds_meld_rank: 0 }));
+  select(state, "2Y", "JK");
+  assert.deepEqual(S.meldMove(state).move.melds, [{ rank: 0, tiles: ["2Y", "JK"] }], "the rule is the server's");
 });
 
 test("hints come from the legal moves: tiles extending a team meld, the pair for the pile", () => {
@@ -261,6 +279,36 @@ test("hints come from the legal moves: tiles extending a team meld, the pair for
   assert.deepEqual(marked(state), ["9K:pile", "9R:pile"]);
   state = atTable(viewMessage(3, { phase: "draw", turn: 2, discard: ["9B"], legal_actions: [pickup] }));
   assert.deepEqual(marked(state), [], "nothing is marked on another seat's turn");
+});
+
+test("a friends table plays again with the same four: the offer, taking it, its withdrawal", () => {
+  const state = atTable(viewMessage(9, {}, { table_id: "f-KQ7M2X-1", match: { mode: "one_round", variant: "twos-meld", stake: 0, round: 1, totals: { A: 0, B: 0 }, status: "finished", rematch: true } }));
+  assert.deepEqual(S.playAgainMessage(state, state.view.match), { action: "rematch", table_id: "f-KQ7M2X-1" });
+  const seat = (id, bot = false) => ({ player_id: id, name: id.toUpperCase(), bot });
+  const offer = {
+    type: "lobby",
+    code: "W4HN7P",
+    host: "p3",
+    you: "p1",
+    mode: "one_round",
+    variant: "twos-meld",
+    seats: { 1: null, 2: seat("bot-x-2", true), 3: seat("p3"), 4: null },
+    status: "forming",
+    rematch_of: "f-KQ7M2X-1",
+    awaiting: { 1: seat("p1"), 4: seat("p4") },
+  };
+  assert.deepEqual(S.receive(state, offer), [{ kind: "notice", key: "rematch.offered", params: { name: "P3" } }]);
+  assert.equal(state.lobby, null, "an offer is not the player's lobby");
+  assert.deepEqual(S.rematchMessage(state), { action: "rematch", table_id: "f-KQ7M2X-1" });
+  assert.deepEqual(S.receive(state, { ...offer, awaiting: { 1: seat("p1") }, seats: { ...offer.seats, 4: seat("p4") } }), [], "a second offer is not news");
+  assert.deepEqual(S.receive(state, { ...offer, status: "started", awaiting: {}, seats: { ...offer.seats, 1: seat("bot-x-1", true) } }), [{ kind: "notice", key: "rematch.withdrawn" }]);
+  assert.equal(state.rematch, null);
+  S.receive(state, offer);
+  S.receive(state, { ...offer, seats: { ...offer.seats, 1: seat("p1") }, awaiting: { 4: seat("p4") } });
+  assert.equal(state.rematch, null, "taken: the lobby is the player's now");
+  assert.equal(state.lobby.code, "W4HN7P");
+  state.started = { action: "rematch", table_id: "f-KQ7M2X-1" };
+  assert.deepEqual(S.playAgainMessage(state, { mode: "one_round", variant: "twos-meld" }), { action: "queue", mode: "one_round", variant: "twos-meld" }, "a rematch is never replayed for another table");
 });
 
 test("play again starts what the player started, else the same length and variant", () => {

@@ -1,6 +1,7 @@
 // The header, the connection banners, the sign-in form and the lobby, drawn from the state.
 
 import { fmtNum, t } from "../i18n.js";
+import { hostName } from "../state.js";
 import { $, clock, h, show } from "./dom.js";
 
 const DEFAULT_STAKES = [100, 500, 1000];
@@ -63,6 +64,8 @@ export function renderLobby(state, config) {
   show($("friends-lobby-card"), Boolean(lobby));
   show($("queue-expired-card"), Boolean(state.expired) && !queued && !lobby);
   show($("lobby-options"), !queued && !lobby && !state.expired);
+  show($("rematch-card"), Boolean(state.rematch) && !queued && !lobby);
+  if (state.rematch) $("rematch-text").textContent = t("rematch.offered", { name: hostName(state.rematch) });
   if (queued) {
     const variant = t(`variant.${queued.variant}`);
     $("queued-detail").textContent =
@@ -78,9 +81,11 @@ function renderFriendsLobby(state, lobby) {
   const me = state.player.id;
   const isHost = !me || lobby.host === me;
   const items = ["1", "2", "3", "4"].map((seat) => {
+    const awaited = (lobby.awaiting || {})[seat];
     const player = lobby.seats[seat];
-    const team = Number(seat) % 2 === 1 ? "A" : "B";
+    const team = lobby.teams[seat];
     const tags = [];
+    if (awaited) tags.push(h("span", { class: "tag" }, t("lobby.awaited")));
     if (player && player.player_id === lobby.host) tags.push(h("span", { class: "tag" }, t("lobby.host")));
     if (player && player.bot) tags.push(h("span", { class: "tag" }, t("lobby.bot")));
     if (player && player.player_id === me) tags.push(h("span", { class: "tag tag-you" }, t("lobby.you")));
@@ -88,7 +93,7 @@ function renderFriendsLobby(state, lobby) {
       "li",
       { class: `lobby-seat team-${team}${player ? "" : " empty"}`, "data-testid": `lobby-seat-${seat}` },
       h("span", { class: "seat-no" }, t("lobby.seat", { n: Number(seat) })),
-      h("span", { class: "seat-who" }, player ? player.name : t("lobby.emptySeat")),
+      h("span", { class: "seat-who" }, player ? player.name : awaited ? awaited.name : t("lobby.emptySeat")),
       h("span", { class: "team-tag" }, t(`team.${team}`)),
       tags,
     );

@@ -8,8 +8,9 @@ import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
 const SUGGESTIONS_SHOWN = 6;
 
-export function teamOf(seat) {
-  return seat % 2 === 1 ? "A" : "B";
+/** The seat's team, as the table's view names it (TABLE-1). */
+export function teamOf(state, seat) {
+  return state.view.view.teams[String(seat)];
 }
 
 export function teamOrder(state) {
@@ -112,7 +113,7 @@ function seatEl(state, seat, position) {
   const v = state.view.view;
   const info = state.view.seats[String(seat)] || null;
   const me = state.view.seat;
-  const role = seat === me ? "you" : teamOf(seat) === teamOf(me) ? "partner" : "opponent";
+  const role = seat === me ? "you" : teamOf(state, seat) === teamOf(state, me) ? "partner" : "opponent";
   const connected = info ? info.connected : false;
   const bot = info && info.player && info.player.bot;
   const count = v.hand_sizes[String(seat)] ?? 0;
@@ -122,7 +123,7 @@ function seatEl(state, seat, position) {
   return h(
     "div",
     {
-      class: `seat seat-${role} team-${teamOf(seat)}${turn ? " on-turn" : ""}${connected || bot ? "" : " away"}`,
+      class: `seat seat-${role} team-${teamOf(state, seat)}${turn ? " on-turn" : ""}${connected || bot ? "" : " away"}`,
       "data-testid": `seat-${seat}`,
       "data-seat": seat,
       "data-role": role,
@@ -131,7 +132,7 @@ function seatEl(state, seat, position) {
     },
     h("span", { class: `dot ${connected ? "on" : bot ? "bot" : "off"}`, "data-testid": `seat-connected-${seat}`, "data-connected": connected ? "true" : "false", role: "img", "aria-label": t(status), title: t(status) }),
     h("span", { class: "seat-name" }, seatName(state, seat)),
-    h("span", { class: "seat-role", title: `${t(`seat.${role}`)} · ${t(`team.${teamOf(seat)}`)}${bot ? ` · ${t("seat.bot")}` : ""}` }, t(`seat.${role}`), h("span", { class: "seat-team" }, ` · ${t(`team.${teamOf(seat)}`)}`)),
+    h("span", { class: "seat-role", title: `${t(`seat.${role}`)} · ${t(`team.${teamOf(state, seat)}`)}${bot ? ` · ${t("seat.bot")}` : ""}` }, t(`seat.${role}`), h("span", { class: "seat-team" }, ` · ${t(`team.${teamOf(state, seat)}`)}`)),
     h("span", { class: "seat-count", "data-testid": `seat-count-${seat}`, "data-count": count }, t("seat.tiles", { n: count })),
     turn ? h("span", { class: "visually-hidden" }, t("seat.turn")) : null,
     said ? h("span", { class: "said", "data-testid": `said-${seat}`, role: "status" }, t(`say.${said}`)) : null,
@@ -204,8 +205,8 @@ function renderLog(state) {
   list.replaceChildren(
     ...state.log.map((move) => {
       const seat = Number(move.seat);
-      const role = seat === me ? "you" : teamOf(seat) === teamOf(me) ? "partner" : "opponent";
-      const props = { class: `log-entry team-${teamOf(seat)} role-${role}`, "data-testid": "log-entry", "data-seat": seat, "data-type": move.type, "data-version": move.version };
+      const role = seat === me ? "you" : teamOf(state, seat) === teamOf(state, me) ? "partner" : "opponent";
+      const props = { class: `log-entry team-${teamOf(state, seat)} role-${role}`, "data-testid": "log-entry", "data-seat": seat, "data-type": move.type, "data-version": move.version };
       return h("li", props, moveText(state, move));
     }),
   );
