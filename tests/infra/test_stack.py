@@ -21,7 +21,7 @@ from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
 STAGES = ("dev", "prod")
-LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "balance"}
+LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "rematch", "balance"}
 ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
     "dynamodb:GetItem",
@@ -38,7 +38,7 @@ MATCHMAKING_AND_LEDGER = {
         {
             constants.MATCHMAKING: {GET, PUT, UPDATE, DELETE},
             constants.PLAYERS: {GET, UPDATE},
-            constants.GAMES: {PUT},
+            constants.GAMES: {GET, PUT},  # ``rematch`` reads the ended table
             constants.LEDGER: {GET},
         },
     ),
