@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from infra.functions import FunctionSpec
+from services.common import constants
 from services.common.constants import TableSpec
 
 
@@ -30,6 +31,14 @@ class Kind(Enum):
     """Every schedule of the stage's turn-timer group (``schedule/<group>/*``)."""
     SCHEDULER_ROLE = "scheduler-role"
     TIMER_QUEUE = "timer-queue"
+    TABLE_INDEXES = "table-indexes"
+    """Every index of a table (``<table ARN>/index/*``)."""
+    DEAD_LETTERS = "dead-letters"
+    """Every dead-letter queue of the stage."""
+    STACK = "stack"
+    """The stage's CloudFormation stack (its outputs name everything else)."""
+    CLOSE_CONNECTIONS = "close-connections"
+    """``DELETE`` on every ``@connections`` of the stage: closing a player's socket."""
 
 
 @dataclass(frozen=True)
@@ -74,3 +83,38 @@ def grants(spec: FunctionSpec) -> list[Grant]:
             )
         )
     return found
+
+
+OPERATOR_READS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan")
+
+
+def operator_grants(*, actions: bool) -> list[Grant]:
+    """The operators' console (``python -m ops``): what it reads, or what its actions write.
+
+    Two managed policies, so that support staff read by default and only those trusted
+    with ``void``, ``close``, ``credit`` and ``kick`` get the second. No grant deletes or
+    updates anything in the audit table: its records are only ever added.
+    """
+    if not actions:
+        found = [Grant(OPERATOR_READS, Resource(Kind.TABLE, spec)) for spec in constants.TABLES]
+        found += [
+            Grant(("dynamodb:Query",), Resource(Kind.TABLE_INDEXES, spec))
+            for spec in constants.TABLES
+            if spec.indexes
+        ]
+        found.append(
+            Grant(("sqs:GetQueueAttributes", "sqs:ReceiveMessage"), Resource(Kind.DEAD_LETTERS))
+        )
+        found.append(Grant(("cloudformation:DescribeStacks",), Resource(Kind.STACK)))
+        return found
+    return [
+        # ``close``: the table item at the version read, and the create-only ``CLOSED``
+        # item whose outbox carries TableAborted (the relay publishes inserts only).
+        Grant(("dynamodb:PutItem", "dynamodb:UpdateItem"), Resource(Kind.TABLE, constants.GAMES)),
+        # ``void`` and ``credit``: create-only entries and their balances, in one transaction.
+        Grant(("dynamodb:PutItem", "dynamodb:UpdateItem"), Resource(Kind.TABLE, constants.LEDGER)),
+        Grant(("dynamodb:PutItem",), Resource(Kind.TABLE, constants.AUDIT)),
+        # ``close`` shows the seated players the closed table; ``kick`` closes a socket.
+        Grant(("execute-api:ManageConnections",), Resource(Kind.CONNECTIONS)),
+        Grant(("execute-api:ManageConnections",), Resource(Kind.CLOSE_CONNECTIONS)),
+    ]

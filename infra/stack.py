@@ -191,6 +191,7 @@ class CanastaStack(Stack):
         self._routes()
         self._alarms()
         self._dashboard()
+        self._operator_policies()
         self._outputs()
 
     # --- data -----------------------------------------------------------------------
@@ -221,7 +222,11 @@ class CanastaStack(Stack):
                 index_name=index.name,
                 partition_key=key(index.partition_key),
                 sort_key=key(index.sort_key),
-                projection_type=dynamodb.ProjectionType.ALL,
+                projection_type=(
+                    dynamodb.ProjectionType.KEYS_ONLY
+                    if index.keys_only
+                    else dynamodb.ProjectionType.ALL
+                ),
             )
         return table
 
@@ -627,7 +632,13 @@ class CanastaStack(Stack):
             "CANASTA_EVENT_BUS": self.bus.event_bus_name,
         }
         # Every table name, so that a read the code adds fails on permissions, not on a name.
-        env.update({table_variable(s): table.table_name for s, table in self.tables.items()})
+        env.update(
+            {
+                table_variable(s): table.table_name
+                for s, table in self.tables.items()
+                if s in constants.SERVICE_TABLES
+            }
+        )
         if spec.pushes:
             env["CANASTA_WEBSOCKET_ENDPOINT"] = self.stage.callback_url
         if spec.schedules_timers:
@@ -804,6 +815,73 @@ class CanastaStack(Stack):
                 arn_format=ArnFormat.SLASH_RESOURCE_NAME,
             )
         return self.scheduler_role.role_arn
+
+    def operator_resource_arns(self, resource: policies.Resource) -> list[str]:
+        """The ARNs an operators' grant names (the kinds no function is granted)."""
+        kind = resource.kind
+        if kind is policies.Kind.TABLE_INDEXES:
+            assert resource.table is not None
+            return [f"{self.tables[resource.table].table_arn}/index/*"]
+        if kind is policies.Kind.DEAD_LETTERS:
+            return [queue.queue_arn for queue in self.dead_letter_queues.values()]
+        if kind is policies.Kind.STACK:
+            return [self.stack_id]
+        if kind is policies.Kind.CLOSE_CONNECTIONS:
+            return [
+                self.format_arn(
+                    service="execute-api",
+                    resource=self.api.api_id,
+                    resource_name=f"{self.config.stage}/DELETE/@connections/*",
+                    arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+                )
+            ]
+        return [self.resource_arn(resource)]
+
+    def _operator_policies(self) -> None:
+        """The operators' console's two managed policies (infra/README.md): attach the
+        first to support staff, both to those trusted with actions."""
+        self.operator_policies: dict[str, iam.ManagedPolicy] = {}
+        for key, actions, text in (
+            ("read", False, "reads tables, indexes and dead letters (no writes)"),
+            ("act", True, "void, close, credit and kick, each recorded in the audit table"),
+        ):
+            policy = iam.ManagedPolicy(
+                self,
+                f"Operator{pascal(key)}Policy",
+                managed_policy_name=self.config.name(f"canasta-operator-{key}"),
+                description=f"The operators' console (python -m ops) {text}",
+                statements=[
+                    iam.PolicyStatement(
+                        actions=list(grant.actions),
+                        resources=self.operator_resource_arns(grant.resource),
+                    )
+                    for grant in policies.operator_grants(actions=actions)
+                ],
+            )
+            for finding in self._operator_wildcards(actions):
+                acknowledge(
+                    policy,
+                    f"AwsSolutions-IAM5[{finding}]",
+                    "An operator looks players up by any index entry and closes or posts "
+                    "to any connection of this stage, all made at run time: the wildcard "
+                    "is this stage's own indexes or @connections, nothing wider.",
+                )
+            self.operator_policies[key] = policy
+
+    def _operator_wildcards(self, actions: bool) -> list[str]:
+        """The cdk-nag findings of the operators' wildcards, as cdk-nag names them."""
+        if actions:
+            api = self.get_logical_id(self.api.node.default_child)  # type: ignore[arg-type]
+            return [
+                f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+                f"<{api}>/{self.config.stage}/{method}/@connections/*"
+                for method in ("POST", "DELETE")
+            ]
+        return [
+            f"Resource::<{self.get_logical_id(table.node.default_child)}.Arn>/index/*"  # type: ignore[arg-type]
+            for spec, table in self.tables.items()
+            if spec.indexes
+        ]
 
     def _invoke_policy(self, key: str, function: lambda_.Function) -> None:
         """One alias per configured client of another mode, and what may invoke it.
@@ -1088,6 +1166,21 @@ class CanastaStack(Stack):
             "MatchmakingStateMachineArn",
             value=self.state_machine.state_machine_arn,
             description="One execution per matchmaking ticket",
+        )
+        for key, policy in self.operator_policies.items():
+            CfnOutput(
+                self,
+                f"Operator{pascal(key)}PolicyArn",
+                value=policy.managed_policy_arn,
+                description=f"The operators' console: the {key} policy (infra/README.md)",
+            )
+        CfnOutput(
+            self,
+            "DeadLetterQueueUrls",
+            value=Stack.of(self).to_json_string(
+                {key: queue.queue_url for key, queue in self.dead_letter_queues.items()}
+            ),
+            description="Consumer -> its dead-letter queue (the console's `stuck` reads them)",
         )
         for key, (alias, policy) in self.invoke_policies.items():
             CfnOutput(

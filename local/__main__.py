@@ -45,6 +45,9 @@ class Relay:
     def deliver(self, connection_id: str, data: bytes) -> bool:
         return self.target is not None and self.target.deliver(connection_id, data)
 
+    def close(self, connection_id: str) -> bool:
+        return self.target is not None and self.target.close_connection(connection_id)
+
 
 def port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -76,7 +79,9 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     issuer = LocalIssuer(f"http://{args.host}:{args.port}")
     server, moto_url = start_moto()
     relay = Relay()
-    aws = LocalAws(moto_url, relay.deliver, issuer, turn_seconds=args.turn_seconds)
+    aws = LocalAws(
+        moto_url, relay.deliver, issuer, turn_seconds=args.turn_seconds, close=relay.close
+    )
     settings = aws.settings
     ledger = ledger_handler.service()
     matchmaking = MatchmakingStore(

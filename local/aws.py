@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from infra.functions import FUNCTIONS, FunctionSpec
-from local.connections import ConnectionsEndpoint, Deliver
+from local.connections import Close, ConnectionsEndpoint, Deliver
 from local.dispatcher import Dispatcher
 from local.iam import IamEnforcer, LocalArns, install
 from local.issuer import LocalIssuer
@@ -223,11 +223,13 @@ class LocalAws:
         *,
         functions: Mapping[str, FunctionSpec] = FUNCTIONS,
         timing: Mapping[str, Any] | None = None,
+        close: Close | None = None,
     ) -> None:
-        """``timing``: the dispatcher's ``clock`` and ``within_minute`` (tests of timers)."""
+        """``timing``: the dispatcher's ``clock`` and ``within_minute`` (tests of timers);
+        ``close``: closes a connection when ``@connections`` is asked to (``kick``)."""
         self.moto_url = moto_url
         self.issuer = issuer
-        self.endpoint = ConnectionsEndpoint(deliver).start()
+        self.endpoint = ConnectionsEndpoint(deliver, close=close).start()
         self.environment = base_environment(moto_url, self.endpoint.url, issuer)
         self.environment["CANASTA_TURN_SECONDS"] = str(turn_seconds)
         os.environ.update(self.environment)

@@ -2,7 +2,8 @@
 
 It speaks the API Gateway management API's wire format (``POST
 /@connections/{id}``, 410 ``GoneException`` for an unknown connection), so the
-handlers' ``ApiGatewayPusher`` runs unchanged against it.
+handlers' ``ApiGatewayPusher`` runs unchanged against it; ``DELETE`` closes the
+connection, as the operators' ``kick`` asks API Gateway to (``$disconnect`` runs).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
 Deliver = Callable[[str, bytes], bool]
+Close = Callable[[str], bool]
 PREFIX = "/@connections/"
 
 
@@ -32,10 +34,19 @@ def send_json(
 class ConnectionsEndpoint:
     """A threaded HTTP server on 127.0.0.1 that hands each post to ``deliver``."""
 
-    def __init__(self, deliver: Deliver, port: int = 0) -> None:
+    def __init__(self, deliver: Deliver, port: int = 0, close: Close | None = None) -> None:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_DELETE(self) -> None:
+                if not self.path.startswith(PREFIX) or endpoint.close is None:
+                    self._reply(404, "NotFoundException")
+                    return
+                if endpoint.close(unquote(self.path[len(PREFIX) :])):
+                    self._reply(200, None)
+                else:
+                    self._reply(410, "GoneException")
+
             def do_POST(self) -> None:
                 if not self.path.startswith(PREFIX):
                     self._reply(404, "NotFoundException")
@@ -57,6 +68,7 @@ class ConnectionsEndpoint:
                 return
 
         self.deliver = deliver
+        self.close = close
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(

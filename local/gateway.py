@@ -145,6 +145,15 @@ class Gateway:
         self.loop.call_soon_threadsafe(self._send, socket, data.decode())
         return True
 
+    def close_connection(self, connection_id: str) -> bool:
+        """``DELETE @connections/{id}``: the socket closes, and ``$disconnect`` runs as for
+        any closed socket."""
+        socket = self._sockets.get(connection_id)
+        if socket is None or socket.closed or self.loop is None:
+            return False
+        self.loop.call_soon_threadsafe(lambda: asyncio.ensure_future(socket.close()))
+        return True
+
     def _send(self, socket: web.WebSocketResponse, text: str) -> None:
         task = asyncio.ensure_future(socket.send_str(text))
         self._sending.add(task)

@@ -35,13 +35,14 @@ import functools
 import importlib
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from infra.functions import FUNCTIONS, FunctionSpec
-from infra.policies import Grant, Kind, Resource, grants
+from infra.policies import Grant, Kind, Resource, grants, operator_grants
 
 ACCOUNT = "123456789012"
 """moto's default account: the one every local resource lives in."""
@@ -148,6 +149,15 @@ class LocalArns:
             return self.timer_queue
         if kind is Kind.SCHEDULES:
             return self.schedule(self.schedule_group, "*")
+        if kind is Kind.TABLE_INDEXES:
+            assert resource.table is not None
+            return self.table(self.tables[resource.table.name]) + "/index/*"
+        if kind is Kind.CLOSE_CONNECTIONS:
+            return self.connection("*").replace("/POST/", "/DELETE/")
+        if kind is Kind.DEAD_LETTERS:
+            return self._arn("sqs", "canasta-*-dlq")
+        if kind is Kind.STACK:
+            return self._arn("cloudformation", "stack/canasta-local/*")
         return self.scheduler_role
 
 
@@ -171,6 +181,26 @@ _ITEM_OPERATIONS = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "
 _CONNECTION_METHOD = {"PostToConnection": "POST", "GetConnection": "GET"}
 _CONNECTION_METHOD["DeleteConnection"] = "DELETE"
 _TASK_ANSWERS = {"SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat"}
+
+
+def operator_role(arns: LocalArns, *, actions: bool) -> Role:
+    """The operators' console's role: the read policy, with the actions' one if asked."""
+    found = operator_grants(actions=False) + (operator_grants(actions=True) if actions else [])
+    return Role(
+        "operator-act" if actions else "operator-read",
+        tuple(Statement(g.actions, arns.of(g.resource), g.conditions) for g in found),
+    )
+
+
+@contextmanager
+def acting_as(role: Role) -> Iterator[None]:
+    """Every call of this context is checked against ``role``, as AWS checks an
+    operator's own credentials (the console runs in the tests' process)."""
+    token = _CURRENT.set(role)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 class Unmodelled(Exception):

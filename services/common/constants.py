@@ -16,6 +16,9 @@ class IndexSpec:
     name: str
     partition_key: str
     sort_key: str | None = None
+    keys_only: bool = False
+    """Project only the keys: the index finds items, a read of the table gets them, and
+    a write that changes no key of the index writes nothing to it."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,14 @@ become EventBridge events (docs/data-model.md).
 CONNECTIONS: Final = TableSpec(
     name="canasta-connections", partition_key="connection_id", ttl_attribute="expires_at"
 )
-PLAYERS: Final = TableSpec(name="canasta-players", partition_key="player_id")
+PLAYERS_BY_NAME: Final = "by-name"
+PLAYERS: Final = TableSpec(
+    name="canasta-players",
+    partition_key="player_id",
+    indexes=(IndexSpec(PLAYERS_BY_NAME, "name", keys_only=True),),
+)
+"""Where each player is (queue, lobby, table) and their connection; ``by-name`` finds a
+player by the name they play under, for support (names are not unique)."""
 LEDGER: Final = TableSpec(name="canasta-ledger", partition_key="pk", sort_key="sk")
 """Accounts (``ACCOUNT#id``/``BALANCE``) and their append-only entries (``ENTRY#key``)."""
 MATCHMAKING: Final = TableSpec(
@@ -54,7 +64,13 @@ MATCHMAKING: Final = TableSpec(
 )
 """Queue entries (``QUEUE#key``/``time#player``) and friends lobbies (``LOBBY#code``)."""
 
-TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING)
+AUDIT: Final = TableSpec(name="canasta-audit", partition_key="pk", sort_key="sk")
+"""The operators' actions (``AUDIT#day``/``time#id``), append-only: no function writes it,
+and the operators' policy allows no update or delete of it."""
+
+SERVICE_TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING)
+"""The tables the functions use (each named to them in a setting)."""
+TABLES: Final = (*SERVICE_TABLES, AUDIT)
 
 EVENT_BUS: Final = "canasta-events"
 EVENT_SOURCE: Final = "canasta"
@@ -70,28 +86,31 @@ CONSUMERS: Final = {
     "matchmaking": ("MatchEnded", "TableAborted", "PlayerDisconnected"),
 }
 """The matchmaking queue also carries the state machine's ``try_match`` tasks."""
-PRODUCERS: Final = {
-    "TableFormed": "matchmaking",
-    "RoundStarted": "deal",
-    "RoundEnded": "turn",
-    "RoundScored": "score",
-    "MatchEnded": "score",
-    "TableAborted": "score",
-    "PlayerConnected": "connect",
-    "PlayerDisconnected": "connect",
+PRODUCERS: Final[dict[str, tuple[str, ...]]] = {
+    "TableFormed": ("matchmaking",),
+    "RoundStarted": ("deal",),
+    "RoundEnded": ("turn",),
+    "RoundScored": ("score",),
+    "MatchEnded": ("score",),
+    # The score service when every player left; the operators' console when it closes
+    # a stuck table (``python -m ops close``).
+    "TableAborted": ("score", "ops"),
+    "PlayerConnected": ("connect",),
+    "PlayerDisconnected": ("connect",),
 }
-"""detail-type → the one service that publishes it (source ``canasta.<service>``)."""
+"""detail-type → who may publish it (sources ``canasta.<producer>``)."""
 
 
 def consumer_pattern(consumer: str) -> dict[str, Any]:
-    """The rule's event pattern: each detail-type only from the service that owns it.
+    """The rule's event pattern: each detail-type only from those that may publish it.
 
     So an event of a known type put on the bus by any other source (another
     service, a test tool, a mistake) triggers no consumer.
     """
     by_source: dict[str, list[str]] = {}
     for detail_type in CONSUMERS[consumer]:
-        by_source.setdefault(f"{EVENT_SOURCE}.{PRODUCERS[detail_type]}", []).append(detail_type)
+        for producer in PRODUCERS[detail_type]:
+            by_source.setdefault(f"{EVENT_SOURCE}.{producer}", []).append(detail_type)
     branches = [{"source": [s], "detail-type": d} for s, d in by_source.items()]
     return branches[0] if len(branches) == 1 else {"$or": branches}
 
@@ -149,7 +168,7 @@ def create_table_request(spec: TableSpec, name: str | None = None) -> dict[str, 
                     if index.sort_key
                     else []
                 ),
-                "Projection": {"ProjectionType": "ALL"},
+                "Projection": {"ProjectionType": "KEYS_ONLY" if index.keys_only else "ALL"},
             }
             for index in spec.indexes
         ]

@@ -297,6 +297,20 @@ class GameStore:
         ]
         self._transact(items, 1)
 
+    def close_table(
+        self, old: TableRecord, new: TableRecord, note: dict[str, Any], outbox: Sequence[Outbound]
+    ) -> None:
+        """End a table from outside its game (an operator's ``close``): the table at the
+        version read, and a create-only ``CLOSED`` item carrying ``note`` (who, why) and
+        the events (a new item: the relay publishes inserts only). ``AlreadyDone`` if it
+        was closed before, ``VersionConflict`` if the table moved on since it was read."""
+        attributes = {key: s(str(value)) for key, value in note.items()}
+        items = [
+            self._put_once(old.table_id, CLOSED_SK, {**attributes, **_outbox(outbox)}),
+            self._table_update(old, new, "version = :expected", {}),
+        ]
+        self._transact(items, 1)
+
     def set_connection(
         self, table_id: str, seat: int, connection_id: str | None, replacing: str | None = None
     ) -> bool:
@@ -346,6 +360,9 @@ class GameStore:
                 return False
             raise
         return True
+
+
+CLOSED_SK = "CLOSED"
 
 
 def _table_to_item(table: TableRecord) -> dict[str, Any]:

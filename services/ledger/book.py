@@ -26,7 +26,10 @@ from services.common.dynamo import (
 )
 
 BALANCE = "BALANCE"
-Purpose = Literal["settlement", "escrow", "payout", "refund", "joker", "welcome", "external"]
+Purpose = Literal[
+    "settlement", "escrow", "payout", "refund", "joker", "welcome", "external", "void", "credit"
+]
+"""``void`` reverses a match's entries and ``credit`` is support's: both the operators'."""
 
 
 def account_pk(account: str) -> str:

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from infra.functions import FUNCTIONS
-from infra.policies import grants
+from infra.policies import OPERATOR_READS, grants, operator_grants
+from services.common import constants
 from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
 from tests.infra.test_stack import actions, function_statements
 
@@ -80,3 +81,57 @@ def test_each_role_holds_exactly_the_grants_the_local_stack_enforces(
     assert rendered <= deployed, "every grant the local stack allows is deployed"
     extra = {t for t in deployed - rendered if t[0] not in PLATFORM_ACTIONS}
     assert extra == set(), "the role allows a handler more than the local stack does"
+
+
+def _operator_statements(template: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    (policy,) = [
+        r["Properties"]
+        for logical, r in template["Resources"].items()
+        if r["Type"] == "AWS::IAM::ManagedPolicy" and logical.startswith(f"Operator{key}Policy")
+    ]
+    return list(policy["PolicyDocument"]["Statement"])
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+@pytest.mark.parametrize("actions", [False, True])
+def test_the_operators_policies_hold_exactly_what_the_local_stack_lets_the_console_do(
+    synthesis: Synthesis, stage: str, actions: bool
+) -> None:
+    """``tests/integration/test_ops_console.py`` runs the console under roles made of
+    ``operator_grants``; the stack's two managed policies are those grants, no more."""
+    stack = synthesis.stacks[stage]
+    deployed = set().union(
+        *(
+            _triples(s)
+            for s in _operator_statements(synthesis.templates[stage], "Act" if actions else "Read")
+        )
+    )
+    rendered = {
+        (action, _canonical(stack.resolve(arn)), _canonical(None))
+        for g in operator_grants(actions=actions)
+        for arn in stack.operator_resource_arns(g.resource)
+        for action in g.actions
+    }
+    assert deployed == rendered
+    writes = {
+        a
+        for a, _, _ in deployed
+        if not a.startswith(("dynamodb:Get", "dynamodb:Query", "dynamodb:Scan"))
+    }
+    if not actions:
+        assert writes == {
+            "sqs:GetQueueAttributes",
+            "sqs:ReceiveMessage",
+            "cloudformation:DescribeStacks",
+        }, "the read policy writes nothing"
+    # Nobody may rewrite or delete the audit trail: the console only adds to it.
+    audit = stack.resolve(stack.tables[constants.AUDIT].table_arn)
+    assert not {
+        a
+        for a, r, _ in deployed
+        if r == _canonical(audit) and a not in ("dynamodb:PutItem", *OPERATOR_READS)
+    }
+
+
+def test_no_function_touches_the_audit_table() -> None:
+    assert all(constants.AUDIT not in spec.tables for spec in FUNCTIONS.values())

@@ -11,6 +11,7 @@ import json
 import threading
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from functools import cache, cached_property
 from typing import Any
 
@@ -44,6 +45,15 @@ class Inbox:
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.open: set[str] = set()
         self._lock = threading.Lock()
+        self.on_close: Callable[[str], None] | None = None
+        """What closes a connection as API Gateway does (the harness's ``disconnect``)."""
+
+    def close(self, connection_id: str) -> bool:
+        """``DELETE @connections/{id}``: an open connection closes and ``$disconnect`` runs."""
+        if connection_id not in self.open or self.on_close is None:
+            return False
+        self.on_close(connection_id)
+        return True
 
     def deliver(self, connection_id: str, data: bytes) -> bool:
         with self._lock:
@@ -58,6 +68,7 @@ class Harness:
         self.aws = aws
         self.inbox = inbox
         self.authorized: dict[str, dict[str, str]] = {}
+        inbox.on_close = self.disconnect
 
     # --- connections ------------------------------------------------------------
 

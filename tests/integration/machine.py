@@ -44,6 +44,7 @@ def fresh_harness(
         issuer or served_issuer(),
         turn_seconds=turn_seconds,
         timing=timing,
+        close=inbox.close,
     )
     try:
         yield Harness(aws, inbox)
