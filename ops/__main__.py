@@ -1,0 +1,242 @@
+"""``python -m ops``: the operators' console, against the local stack or a deployed stage.
+
+    python -m ops --local http://127.0.0.1:PORT [--connections URL] COMMAND ...
+    python -m ops --stack canasta-prod [--region R] [--profile P] COMMAND ...
+
+Commands: ``player NAME|ID``, ``match TABLE_ID [--as SEAT [--after N] [--round R]]``,
+``stuck``, ``audit [--day YYYY-MM-DD]``, and the actions ``void TABLE_ID``, ``close
+TABLE_ID``, ``credit PLAYER --points N --jokers N``, ``kick CONNECTION``, each with
+``--reason`` (required) and ``--yes`` (else the plan is shown and confirmed by typing
+``yes``). Output is for a person; ``--json`` prints JSON for scripts. Exit status: 0
+done, 1 refused or not found, 2 usage, 3 a mismatch in a replay or an action not
+confirmed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from ops.console import Console, Plan, Refused
+from ops.stage import Stage
+
+MISMATCH = 3
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m ops", description=__doc__.split("\n\n")[0])
+    where = top.add_mutually_exclusive_group(required=True)
+    where.add_argument("--local", metavar="URL", help="the local stack's embedded AWS (moto)")
+    where.add_argument("--stack", help="a deployed stage's CloudFormation stack name")
+    top.add_argument("--connections", help="@connections URL (local; read from the stack)")
+    top.add_argument("--region")
+    top.add_argument("--profile")
+    top.add_argument("--operator", help="your name in the audit trail (local only)")
+    top.add_argument("--json", action="store_true", help="JSON output for scripts")
+    commands = top.add_subparsers(dest="command", required=True)
+    commands.add_parser("player", help="balance, last matches, where now").add_argument("query")
+    match = commands.add_parser("match", help="a table: moves, replay, a seat's view")
+    match.add_argument("table_id")
+    match.add_argument("--as", dest="seat", type=int, choices=(1, 2, 3, 4))
+    match.add_argument("--after", type=int, help="moves of the round played (default: all)")
+    match.add_argument("--round", dest="round_number", type=int)
+    commands.add_parser("stuck", help="overdue turns, old tickets, dead letters")
+    commands.add_parser("audit", help="the operators' actions of a day").add_argument("--day")
+    for name, target, text in (
+        ("void", "table_id", "refund the stakes and reverse the settlement"),
+        ("close", "table_id", "end a stuck table and free its players"),
+        ("credit", "player", "give or take points or jokers, within the limit"),
+        ("kick", "connection", "close a connection"),
+    ):
+        action = commands.add_parser(name, help=text)
+        action.add_argument(target)
+        action.add_argument("--reason", required=True)
+        action.add_argument("--yes", action="store_true", help="do not ask")
+        if name == "credit":
+            action.add_argument("--points", type=int, default=0)
+            action.add_argument("--jokers", type=int, default=0)
+            action.add_argument("--key", help="makes the credit happen once (default: derived)")
+    return top
+
+
+def stage_of(args: argparse.Namespace) -> Stage:
+    if args.local:
+        return Stage.local(args.local, args.connections, args.operator)
+    return Stage.deployed(args.stack, args.region, args.profile)
+
+
+def main(
+    argv: Sequence[str],
+    out: TextIO = sys.stdout,
+    ask: Callable[[str], str] = input,
+    console: Console | None = None,
+) -> int:
+    args = parser().parse_args(argv)
+    console = console or Console(stage_of(args))
+    show = (
+        (lambda data: print(json.dumps(data, indent=2, default=str), file=out))
+        if args.json
+        else None
+    )
+    try:
+        if args.command == "player":
+            ids = console.find_players(args.query)
+            if not ids:
+                raise Refused(f"no player with the id or name {args.query!r}")
+            reports = [console.player(pid) for pid in ids]
+            (show or (lambda r: print_players(r, out)))(reports)
+            return 0
+        if args.command == "match":
+            report = console.match(
+                args.table_id, seat=args.seat, after=args.after, round_number=args.round_number
+            )
+            (show or (lambda r: print_match(r, out)))(report)
+            return 0 if report["replay"]["verified"] else MISMATCH
+        if args.command == "stuck":
+            (show or (lambda r: print_stuck(r, out)))(console.stuck())
+            return 0
+        if args.command == "audit":
+            (show or (lambda r: print_audit(r, out)))(console.audit(args.day))
+            return 0
+        return act(console, args, out, ask, show)
+    except Refused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 1
+
+
+def act(
+    console: Console,
+    args: argparse.Namespace,
+    out: TextIO,
+    ask: Callable[[str], str],
+    show: Callable[[Any], None] | None,
+) -> int:
+    plan = plan_of(console, args)
+    if not args.yes:
+        print(f"{plan.action} {plan.target}: {json.dumps(plan.changes, default=str)}", file=out)
+        if plan.done_before:
+            print("(done before: applying it again changes nothing)", file=out)
+        if args.json or ask("Type yes to apply: ").strip().lower() != "yes":
+            print("not applied", file=out)
+            return MISMATCH
+    result = console.carry_out(plan)
+    if show:
+        show(result)
+    else:
+        print(f"{result['action']} {result['target']}: {result['outcome']}", file=out)
+    return 0
+
+
+def plan_of(console: Console, args: argparse.Namespace) -> Plan:
+    if args.command == "void":
+        return console.plan_void(args.table_id, args.reason)
+    if args.command == "close":
+        return console.plan_close(args.table_id, args.reason)
+    if args.command == "credit":
+        return console.plan_credit(args.player, args.points, args.jokers, args.reason, args.key)
+    return console.plan_kick(args.connection, args.reason)
+
+
+# --- for a person ----------------------------------------------------------------------
+
+
+def when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def print_players(reports: list[dict[str, Any]], out: TextIO) -> None:
+    for r in reports:
+        place = r["place"]
+        where = place["at"] + "".join(f" {k} {v}" for k, v in place.items() if k != "at")
+        connection = r["connection"]
+        online = "no connection" if connection is None else connection["connection_id"]
+        print(f"{r['name']} ({r['player_id']}): {where}; {online}", file=out)
+        balance = r["balance"]
+        print(f"  balance: {balance['points']:,} points, {balance['jokers']} jokers", file=out)
+        for m in r["matches"]:
+            result = m.get("winner") or m["status"]
+            totals = m.get("totals", {})
+            print(
+                f"  {m['table_id']}: {m.get('mode')} stake {m.get('stake')}, seat {m.get('seat')}, "
+                f"{result}, A {totals.get('A')} B {totals.get('B')}",
+                file=out,
+            )
+            for e in m["entries"]:
+                print(
+                    f"    {when(e['at'])} {e['purpose']:<10} {e['points']:+,} points "
+                    f"{e['jokers']:+} jokers  ({e['key']})",
+                    file=out,
+                )
+        for e in r["other_entries"]:
+            print(f"  {when(e['at'])} {e['purpose']:<10} {e['points']:+,} points", file=out)
+
+
+def print_match(r: dict[str, Any], out: TextIO) -> None:
+    seats = ", ".join(
+        f"{k} {p['name']}{' (bot)' if p['bot'] else ''}" for k, p in r["seats"].items()
+    )
+    print(
+        f"{r['table_id']}: {r['mode']} {r['variant']} stake {r['stake']}, {r['status']}, "
+        f"round {r['round']}, A {r['totals']['A']} B {r['totals']['B']}",
+        file=out,
+    )
+    print(f"  seats: {seats}", file=out)
+    for rnd in r["rounds"]:
+        scored = rnd["totals"] or "not scored"
+        print(f"  round {rnd['round']} (dealer {rnd['dealer']}): {scored}", file=out)
+        print(
+            f"    commitment {rnd['commitment']}  seed {rnd['seed'] or '(hidden in play)'}",
+            file=out,
+        )
+        for m in rnd["moves"]:
+            auto = " (auto)" if m["auto"] else ""
+            print(
+                f"    {m['n']:>3} v{m['version']:<4} {when(m['at'])} seat {m['seat']} "
+                f"{m['player']}{auto}: {json.dumps(m['action'])}",
+                file=out,
+            )
+    replay = r["replay"]
+    verdict = "verified" if replay["verified"] else "MISMATCH"
+    print(f"  replay: {verdict} ({replay['rounds']} rounds, {replay['moves']} moves)", file=out)
+    for line in replay["mismatches"]:
+        print(f"    ! {line}", file=out)
+    view = r.get("seat_view")
+    if view:
+        print(
+            f"  seat {view['seat']} after move {view['after']} of round {view['round']}:", file=out
+        )
+        print(f"    hand: {' '.join(view['hand'])}", file=out)
+        print(
+            f"    others hold: {view['hand_sizes']}; pile: {' '.join(view['discard'][-5:])}",
+            file=out,
+        )
+        for team, melds in view["melds"].items():
+            print(f"    melds {team}: {[' '.join(m['tiles']) for m in melds]}", file=out)
+
+
+def print_stuck(r: dict[str, Any], out: TextIO) -> None:
+    print(f"overdue turns: {len(r['tables'])}", file=out)
+    for t in r["tables"]:
+        print(f"  {t['table_id']}: {t['overdue_seconds']} s past the deadline", file=out)
+    print(f"tickets past their time: {len(r['tickets'])}", file=out)
+    for t in r["tickets"]:
+        print(f"  {t['player_id']} in {t['queue']}: {t['overdue_seconds']} s", file=out)
+    for q in r["dead_letters"]:
+        print(f"dead letters of {q['queue']}: {q['messages']} ({', '.join(q['tables'])})", file=out)
+
+
+def print_audit(records: list[dict[str, Any]], out: TextIO) -> None:
+    for a in records:
+        print(
+            f"{a['at']} {a['operator']}: {a['action']} {a['target']} -> {a['outcome']} "
+            f"({a['reason']})",
+            file=out,
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,195 @@
+"""A table's stored history replayed through the engine: what matches and what does not.
+
+A round is a function of its seed and its actions (DEAL-4). Replaying the log
+from the round item's seed must meet every stored fact: the seed must produce
+the commitment the players were shown, every logged action must be legal where
+it stands, a scored round must score what the score item says, the round in
+play must be the live state the table holds, and the scored rounds must add
+up to the table's totals. Each disagreement is reported, never smoothed over:
+a tampered log entry or commitment shows as a mismatch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.common.store import LogEntry
+from shared_engine import (
+    EngineError,
+    JokerButton,
+    RoundState,
+    apply,
+    commitment,
+    dumps,
+    loads,
+    parse_action,
+    player_view,
+    score_round,
+    shuffled,
+    start_round,
+)
+from shared_engine.state import with_account_jokers
+from shared_engine.view import PlayerView
+
+TEAMS = ("A", "B")
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round item with its log and, once scored, its score item."""
+
+    number: int
+    seed: str
+    commitment: str
+    dealer: int
+    moves: tuple[LogEntry, ...]
+    scored: dict[str, Any] | None
+
+
+@dataclass
+class Verdict:
+    """What the replay found: ``mismatches`` empty means every stored fact was met."""
+
+    rounds: int = 0
+    moves: int = 0
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return not self.mismatches
+
+
+def rounds_of(items: list[dict[str, Any]]) -> list[Round]:
+    """The rounds of a table from its items (``GameStore.history``), in order."""
+    by_key = {item["sk"]["S"]: item for item in items}
+    found = []
+    for key in sorted(k for k in by_key if k.startswith("ROUND#")):
+        number = int(key.split("#")[1])
+        item = by_key[key]
+        moves = tuple(
+            LogEntry(
+                round=number,
+                version=int(log_key.split("#")[2]),
+                seat=int(by_key[log_key]["seat"]["N"]),
+                action=json.loads(by_key[log_key]["action"]["S"]),
+                auto=bool(by_key[log_key].get("auto", {}).get("BOOL", False)),
+                at=float(by_key[log_key].get("at", {}).get("N", 0)),
+            )
+            for log_key in sorted(k for k in by_key if k.startswith(f"LOG#{number:04d}#"))
+        )
+        score = by_key.get(f"SCORE#{number:04d}")
+        found.append(
+            Round(
+                number=number,
+                seed=item["seed"]["S"],
+                commitment=item["commitment"]["S"],
+                dealer=int(item["dealer"]["N"]),
+                moves=moves,
+                scored=json.loads(score["result"]["S"]) if score else None,
+            )
+        )
+    return found
+
+
+def _start(played: Round, *, twos: bool, totals: tuple[int, int]) -> RoundState:
+    return start_round(played.seed, twos=twos, dealer=played.dealer, match_scores=totals)
+
+
+def _step(state: RoundState, move: LogEntry) -> RoundState:
+    action = parse_action(move.action)
+    if isinstance(action, JokerButton):
+        # JOKER-1: the account paid for it, so a spare joker was there when it was played.
+        state = with_account_jokers(state, move.seat, max(1, state.account_jokers[move.seat - 1]))
+    return apply(state, move.seat, action)[0]
+
+
+def verify(
+    played: list[Round],
+    *,
+    twos: bool,
+    live_state: str | None,
+    live_round: int,
+    totals: tuple[int, int],
+) -> Verdict:
+    """Replay every round and compare it with what the table stored."""
+    verdict = Verdict()
+    running = (0, 0)
+    for rnd in played:
+        verdict.rounds += 1
+        if commitment(rnd.seed, shuffled(rnd.seed)) != rnd.commitment:
+            verdict.mismatches.append(
+                f"round {rnd.number}: the seed does not produce the published commitment"
+            )
+        state = _start(rnd, twos=twos, totals=running)
+        refused = False
+        for index, move in enumerate(rnd.moves, start=1):
+            try:
+                state = _step(state, move)
+            except (EngineError, ValueError, KeyError, TypeError) as exc:
+                verdict.mismatches.append(
+                    f"round {rnd.number}, move {index} (version {move.version}, seat "
+                    f"{move.seat}): the engine refuses {move.action}: {exc}"
+                )
+                refused = True
+                break
+            verdict.moves += 1
+        if refused:
+            continue
+        if rnd.scored is not None:
+            scores = score_round(state)
+            for team, score in zip(TEAMS, scores, strict=True):
+                stored = rnd.scored["scores"][team]
+                replayed = {**score.as_dict(), "total": score.total}
+                if any(stored.get(k) != v for k, v in replayed.items()):
+                    verdict.mismatches.append(
+                        f"round {rnd.number}: team {team} scored {stored} but the replay "
+                        f"scores {replayed}"
+                    )
+            running = (running[0] + scores[0].total, running[1] + scores[1].total)
+            stored_totals = rnd.scored["totals"]
+            if (stored_totals["A"], stored_totals["B"]) != running:
+                verdict.mismatches.append(
+                    f"round {rnd.number}: stored totals {stored_totals}, replayed {running}"
+                )
+        if rnd.number == live_round and live_state is not None:
+            stored_state = loads(live_state)
+            same_jokers = with_jokers(state, stored_state.account_jokers)
+            if dumps(same_jokers) != dumps(stored_state):
+                verdict.mismatches.append(
+                    f"round {rnd.number}: the live state is not what its log replays to"
+                )
+    if played and played[-1].scored is not None and running != totals:
+        verdict.mismatches.append(
+            f"the table's totals are {totals}, the rounds add up to {running}"
+        )
+    return verdict
+
+
+def with_jokers(state: RoundState, jokers: tuple[int, ...]) -> RoundState:
+    """The state with every seat's spare-joker balance as given: the ledger's, which the
+    log does not record, so a comparison of states sets them alike."""
+    for seat, count in enumerate(jokers, start=1):
+        state = with_account_jokers(state, seat, count)
+    return state
+
+
+def seat_view(
+    played: list[Round], *, twos: bool, round_number: int, moves: int, seat: int
+) -> PlayerView:
+    """What ``seat`` saw after the first ``moves`` actions of ``round_number``."""
+    running = (0, 0)
+    for rnd in played:
+        state = _start(rnd, twos=twos, totals=running)
+        if rnd.number == round_number:
+            if not 0 <= moves <= len(rnd.moves):
+                raise ValueError(f"round {round_number} has {len(rnd.moves)} moves")
+            for move in rnd.moves[:moves]:
+                state = _step(state, move)
+            return player_view(state, seat)
+        for move in rnd.moves:
+            state = _step(state, move)
+        scores = score_round(state)
+        running = (running[0] + scores[0].total, running[1] + scores[1].total)
+    raise ValueError(f"the table has no round {round_number}")
