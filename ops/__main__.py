@@ -3,7 +3,7 @@
     python -m ops --local http://127.0.0.1:PORT [--connections URL] COMMAND ...
     python -m ops --stack canasta-prod [--region R] [--profile P] COMMAND ...
 
-Commands: ``player NAME|ID``, ``match TABLE_ID [--as SEAT [--after N] [--round R]]``,
+Commands: ``player NAME|ID``, ``match TABLE_ID [--as SEAT [N]] [--round R]``,
 ``stuck``, ``audit [--day YYYY-MM-DD]``, and the actions ``void TABLE_ID``, ``close
 TABLE_ID``, ``credit PLAYER --points N --jokers N``, ``kick CONNECTION``, each with
 ``--reason`` (required) and ``--yes`` (else the plan is shown and confirmed by typing
@@ -41,8 +41,14 @@ def parser() -> argparse.ArgumentParser:
     commands.add_parser("player", help="balance, last matches, where now").add_argument("query")
     match = commands.add_parser("match", help="a table: moves, replay, a seat's view")
     match.add_argument("table_id")
-    match.add_argument("--as", dest="seat", type=int, choices=(1, 2, 3, 4))
-    match.add_argument("--after", type=int, help="moves of the round played (default: all)")
+    match.add_argument(
+        "--as",
+        dest="seen",
+        nargs="+",
+        type=int,
+        metavar=("SEAT", "N"),
+        help="what SEAT saw after move N of the round (default: every move so far)",
+    )
     match.add_argument("--round", dest="round_number", type=int)
     commands.add_parser("stuck", help="overdue turns, old tickets, dead letters")
     commands.add_parser("audit", help="the operators' actions of a day").add_argument("--day")
@@ -91,8 +97,9 @@ def main(
             (show or (lambda r: print_players(r, out)))(reports)
             return 0
         if args.command == "match":
+            seat, after = seen_of(args.seen)
             report = console.match(
-                args.table_id, seat=args.seat, after=args.after, round_number=args.round_number
+                args.table_id, seat=seat, after=after, round_number=args.round_number
             )
             (show or (lambda r: print_match(r, out)))(report)
             return 0 if report["replay"]["verified"] else MISMATCH
@@ -106,6 +113,15 @@ def main(
     except Refused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 1
+
+
+def seen_of(values: list[int] | None) -> tuple[int | None, int | None]:
+    """``--as SEAT [N]``."""
+    if not values:
+        return None, None
+    if len(values) > 2 or values[0] not in (1, 2, 3, 4) or (len(values) == 2 and values[1] < 0):
+        raise SystemExit("--as takes a seat (1-4) and, optionally, a number of moves")
+    return values[0], values[1] if len(values) == 2 else None
 
 
 def act(

@@ -109,6 +109,11 @@ def test_a_played_match_is_found_replayed_and_seen_as_a_seat_saw_it(ops: Harness
         seat = next(int(s) for s, p in match["seats"].items() if p["player_id"] == "cy")
         after = 7
         seen = console.match(table_id, seat=seat, after=after, round_number=1)["seat_view"]
+        printed = Lines()
+        command = ["--local", ops.aws.moto_url, "match", table_id, "--as", str(seat), str(after)]
+        assert main([*command, "--round", "1"], out=printed, console=console) == 0
+    assert f"seat {seat} after move {after} of round 1:" in printed.text
+    assert "replay: verified" in printed.text
 
     # By player: the balance, and the match with each entry it booked.
     (found,) = [m for m in report["matches"] if m["table_id"] == table_id]
