@@ -128,7 +128,7 @@ def _row(load: KeyLoad, matches: int) -> list[str]:
         f"{reads:,.0f}",
         f"{writes:,.0f}",
         f"{max(reads / READ_LIMIT, writes / WRITE_LIMIT):.0%}",
-        f"**shard: {shards_needed(reads, writes)}**" if over else "ok",
+        f"**over 1/4: {shards_needed(reads, writes)}x**" if over else "ok",
     ]
 
 
