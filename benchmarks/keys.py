@@ -32,11 +32,13 @@ import argparse
 import math
 import re
 import sys
-from collections import Counter, defaultdict
+import warnings
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.handlers import MatchRun, play_matches
+from benchmarks.handlers import Match, MatchRun, environment, patched_environment, play_matches
+from benchmarks.meter import Invocation
 from benchmarks.usage import typical_seconds
 
 MATCHES_PER_DAY = 1_000_000
@@ -47,6 +49,9 @@ READ_LIMIT = 3_000
 SHARE = 0.25
 """No key may need more than this share of a partition's limits."""
 ARENA_STAKE = 100
+BOOKING_CLIENT = "other-mode"
+BOOKINGS_PER_MATCH = 4
+"""Another mode as busy as this game settles its four players with one booking each."""
 
 _ENTITIES = (
     (re.compile(r"conn-m\d{3}-player-\d"), "<connection>"),
@@ -64,49 +69,53 @@ def pattern(key: str) -> str:
 
 @dataclass
 class KeyLoad:
-    """What one key pattern takes, over the matches played."""
+    """What one key pattern takes over the samples (matches or bookings) measured."""
 
     table: str
     pattern: str
-    shared: bool = False
+    samples: int
+    rate: float
+    """Samples a second at the peak hour."""
     keys: set[str] = field(default_factory=set)
-    units: Counter[str] = field(default_factory=Counter)
-    """Total read and write units over every match, all keys of the pattern."""
-    burst: Counter[str] = field(default_factory=Counter)
+    units: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    """Total read and write units over every sample, all keys of the pattern."""
+    burst: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     """The most units one invocation put on one key of the pattern in a second."""
 
-    def per_match(self, kind: str, matches: int) -> float:
-        """Units a match puts on one key of the pattern (a shared key: the one key)."""
-        keys_per_match = 1 if self.shared else max(1, len(self.keys) / matches)
-        return self.units[kind] / matches / keys_per_match
+    @property
+    def shared(self) -> bool:
+        """A key that names no entity serves every sample of the traffic."""
+        return self.pattern in self.keys
 
-    def peak(self, kind: str, matches: int) -> float:
+    def per_sample(self, kind: str) -> float:
+        """Units a sample puts on one key of the pattern (a shared key: the one key)."""
+        keys_per_sample = 1 if self.shared else max(1, len(self.keys) / self.samples)
+        return self.units[kind] / self.samples / keys_per_sample
+
+    def peak(self, kind: str) -> float:
         """Units per second on one key at the peak hour."""
         if self.shared:
-            return self.per_match(kind, matches) * PEAK_MATCHES_PER_SECOND
+            return self.per_sample(kind) * self.rate
         return self.burst[kind]
 
+    @property
+    def share(self) -> float:
+        return max(self.peak("read") / READ_LIMIT, self.peak("write") / WRITE_LIMIT)
 
-def loads(runs: Sequence[MatchRun]) -> dict[tuple[str, str], KeyLoad]:
-    """Every key pattern the runs touched; a key that names no entity, or that two matches
-    touched, is shared."""
-    seen_in: defaultdict[tuple[str, str], set[int]] = defaultdict(set)
+
+def loads(samples: Sequence[Sequence[Invocation]], rate: float) -> list[KeyLoad]:
+    """Every key pattern the samples touched, the hottest first."""
     out: dict[tuple[str, str], KeyLoad] = {}
-    for number, run in enumerate(runs):
-        for invocation in run.invocations:
+    for invocations in samples:
+        for invocation in invocations:
             seconds = typical_seconds(invocation)
             for (table, key, kind), units in invocation.key_units.items():
-                load = out.setdefault(
-                    (table, pattern(key)), KeyLoad(table=table, pattern=pattern(key))
-                )
+                name = pattern(key)
+                load = out.setdefault((table, name), KeyLoad(table, name, len(samples), rate))
                 load.keys.add(key)
                 load.units[kind] += units
                 load.burst[kind] = max(load.burst[kind], units / max(1.0, seconds))
-                seen_in[(table, key)].add(number)
-    for (table, key), matches in seen_in.items():
-        if len(matches) > 1 or pattern(key) == key:
-            out[(table, pattern(key))].shared = True
-    return out
+    return sorted(out.values(), key=lambda load: -load.share)
 
 
 def shards_needed(reads: float, writes: float) -> int:
@@ -116,53 +125,84 @@ def shards_needed(reads: float, writes: float) -> int:
     )
 
 
-def _row(load: KeyLoad, matches: int) -> list[str]:
-    reads, writes = load.peak("read", matches), load.peak("write", matches)
+def _row(load: KeyLoad) -> list[str]:
+    reads, writes = load.peak("read"), load.peak("write")
     over = reads > SHARE * READ_LIMIT or writes > SHARE * WRITE_LIMIT
     return [
         load.table.removeprefix("canasta-"),
         f"`{load.pattern}`",
         "shared" if load.shared else "per entity",
-        f"{load.per_match('read', matches):,.1f}",
-        f"{load.per_match('write', matches):,.1f}",
+        f"{load.per_sample('read'):,.1f}",
+        f"{load.per_sample('write'):,.1f}",
         f"{reads:,.0f}",
         f"{writes:,.0f}",
-        f"{max(reads / READ_LIMIT, writes / WRITE_LIMIT):.0%}",
+        f"{load.share:.0%}",
         f"**over 1/4: {shards_needed(reads, writes)}x**" if over else "ok",
     ]
 
 
-HEADER = [
-    "table",
-    "partition key",
-    "kind",
-    "RRU / match",
-    "WRU / match",
-    "peak RRU/s",
-    "peak WRU/s",
-    "of limit",
-    "verdict",
-]
-
-
-def report(title: str, runs: Sequence[MatchRun]) -> str:
-    """A markdown table of every key pattern of the runs, the hottest first."""
-    by_key = loads(runs)
-    matches = len(runs)
-    ordered = sorted(
-        by_key.values(),
-        key=lambda load: (
-            -max(load.peak("read", matches) / READ_LIMIT, load.peak("write", matches) / WRITE_LIMIT)
-        ),
-    )
-    lines = [
-        f"### {title} ({matches} match{'es' if matches != 1 else ''} measured)",
-        "",
-        "| " + " | ".join(HEADER) + " |",
-        "|" + "---|" * len(HEADER),
+def report(
+    title: str,
+    samples: Sequence[Sequence[Invocation]],
+    rate: float = PEAK_MATCHES_PER_SECOND,
+    unit: str = "match",
+) -> str:
+    """A markdown table of every key pattern of the samples, the hottest first."""
+    header = [
+        "table",
+        "partition key",
+        "kind",
+        f"RRU / {unit}",
+        f"WRU / {unit}",
+        "peak RRU/s",
+        "peak WRU/s",
+        "of limit",
+        "verdict",
     ]
-    lines += ["| " + " | ".join(_row(load, matches)) + " |" for load in ordered]
+    count = len(samples)
+    lines = [
+        f"### {title} ({count} {unit}{'es' if unit.endswith('h') else 's'} measured)",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    lines += ["| " + " | ".join(_row(load)) + " |" for load in loads(samples, rate)]
     return "\n".join(lines)
+
+
+def play_bookings(count: int) -> list[Invocation]:
+    """``count`` bookings of another mode through the ledger API's use case, each metered,
+    each for another player (as the other modes' settlements would be)."""
+    from services.common.adapters import EventBridgePublisher, SystemClock
+    from services.common.settings import LedgerClient
+    from services.common.telemetry import RecordingTelemetry
+    from services.ledger.app import LedgerService
+    from services.ledger.book import Ledger
+
+    limits = LedgerClient(points_per_booking=1_000, points_per_day=10**9)
+    with patched_environment(environment()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        match = Match()
+        with match.account():
+            settings = match.settings
+            service = LedgerService(
+                Ledger(match.client("dynamodb"), settings.ledger_table),
+                EventBridgePublisher(match.client("events"), settings.event_bus),
+                SystemClock(),
+                RecordingTelemetry(),
+                {BOOKING_CLIENT: limits},
+            )
+            start = len(match.meter.invocations)
+            for number in range(count):
+                with match.meter.metering("ledger.api", "post"):
+                    service.post(
+                        BOOKING_CLIENT, f"m{number:03d}-player-1", f"booking-{number:06d}", 100, 0
+                    )
+            return list(match.meter.invocations[start:])
+
+
+def _of(runs: Sequence[MatchRun]) -> list[list[Invocation]]:
+    return [run.invocations for run in runs]
 
 
 def summary(runs: Iterable[MatchRun]) -> str:
@@ -186,22 +226,32 @@ def main(argv: Sequence[str]) -> int:
         default=1,
         help="matches every player leaves at once, auto-played to the end of round 1 (default 1)",
     )
+    parser.add_argument(
+        "--bookings", type=int, default=20, help="the other modes' API bookings (default 20)"
+    )
     args = parser.parse_args(argv)
     counts = (args.matches, args.arena, args.abandoned)
     if not 1 <= args.matches <= 10 or not all(0 <= c <= 10 for c in counts):
         parser.error("play 1 to 10 quick-start matches, and 0 to 10 of the others")
+    if not 0 <= args.bookings <= 200:
+        parser.error("book 0 to 200 times")
     quick = play_matches(args.matches)
-    sections = [report("Quick start, three rounds", quick), "", summary(quick)]
+    sections = [report("Quick start, three rounds", _of(quick)), "", summary(quick)]
     played = list(quick)
     if args.arena:
         arena = play_matches(args.arena, warmup=False, mode="arena", stake=ARENA_STAKE)
-        sections += ["", report(f"Arena, stake {ARENA_STAKE}", arena), "", summary(arena)]
+        sections += ["", report(f"Arena, stake {ARENA_STAKE}", _of(arena)), "", summary(arena)]
         played += arena
     if args.abandoned:
         left = play_matches(args.abandoned, warmup=False, everyone_leaves=True)
         title = "Quick start, every player leaves at once (round 1 auto-played)"
-        sections += ["", report(title, left), "", summary(left)]
+        sections += ["", report(title, _of(left)), "", summary(left)]
         played += left
+    if args.bookings:
+        booked = [[invocation] for invocation in play_bookings(args.bookings)]
+        rate = BOOKINGS_PER_MATCH * PEAK_MATCHES_PER_SECOND
+        title = f"Another mode's bookings through the ledger API, {rate:,.0f} a second at the peak"
+        sections += ["", report(title, booked, rate, "booking")]
     errors = [e for run in played for e in run.errors]
     print("\n".join(sections))
     if errors:
