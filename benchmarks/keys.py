@@ -141,6 +141,10 @@ def _row(load: KeyLoad) -> list[str]:
     ]
 
 
+def _plural(unit: str, count: int) -> str:
+    return unit if count == 1 else f"{unit}es" if unit.endswith("h") else f"{unit}s"
+
+
 def report(
     title: str,
     samples: Sequence[Sequence[Invocation]],
@@ -161,7 +165,7 @@ def report(
     ]
     count = len(samples)
     lines = [
-        f"### {title} ({count} {unit}{'es' if unit.endswith('h') else 's'} measured)",
+        f"### {title} ({count} {_plural(unit, count)} measured)",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -210,7 +214,7 @@ def summary(runs: Iterable[MatchRun]) -> str:
     rounds = sum(r.rounds for r in played)
     actions = sum(r.actions for r in played)
     return (
-        f"{len(played)} matches, {rounds} rounds, {actions} actions; "
+        f"{len(played)} {_plural('match', len(played))}, {rounds} rounds, {actions} actions; "
         f"peak {PEAK_MATCHES_PER_SECOND:,.1f} matches/s "
         f"({MATCHES_PER_DAY:,} a day, peak hour x{PEAK_FACTOR})"
     )
