@@ -371,8 +371,17 @@ class Match:
             self.games = GameStore(self.client("dynamodb"), self.settings.games_table)
             yield
 
-    def play(self, number: int, mode: str = MODE) -> MatchRun:
-        """One match of four connected players, each move chosen by the bot."""
+    def play(
+        self, number: int, mode: str = MODE, stake: int = 0, *, everyone_leaves: bool = False
+    ) -> MatchRun:
+        """One match of four connected players, each move chosen by the bot.
+
+        An arena ``stake`` is covered by a starting balance booked outside any
+        invocation (as the platform's sign-in would), so it is not metered.
+        With ``everyone_leaves`` the four disconnect as soon as the table forms:
+        the turn service auto-plays the whole first round (TABLE-2), and the
+        table is abandoned when it is scored.
+        """
         import services.connect.handler as connect
         import services.matchmaking.handler as matchmaking
         import services.turn.handler as turn
@@ -413,13 +422,15 @@ class Match:
         # Quick start: each player queues; the state machine's first pass runs at once,
         # and players still waiting get one more pass after the poll interval.
         tickets: dict[str, dict[str, Any]] = {}
+        if stake:
+            self._fund([player_id for player_id, _ in players], 10 * stake)
         for player_id, _ in players:
             before = len(self.meter.invocations)
             self._client_message(
                 matchmaking.websocket,
                 "matchmaking.websocket",
                 player_id,
-                {"action": "queue", "mode": mode},
+                {"action": "queue", "mode": mode, "stake": stake},
             )
             tickets[player_id] = self._ticket(before)
             platform.send_task(tickets[player_id])
@@ -430,6 +441,8 @@ class Match:
 
         table_id = self._table_of(players[0][0])
         actions = 0
+        if everyone_leaves:
+            self._disconnect(players)
         for _ in range(2000):
             table = self.games.get_table(table_id)
             assert table is not None
@@ -462,14 +475,8 @@ class Match:
             raise RuntimeError("the match did not end")
         final = self.games.get_table(table_id)
         assert final is not None
-        for player_id, _ in players:
-            platform.invoke(
-                "connect.disconnect",
-                "$disconnect",
-                connect.disconnect,
-                websocket_event(connection[player_id], "$disconnect", None, context[player_id]),
-            )
-        platform.settle()
+        if not everyone_leaves:
+            self._disconnect(players)
         platform.fire_timers(set())
         platform.settle()
         stored = stored_bytes()
@@ -489,6 +496,27 @@ class Match:
             largest_items=largest,
             stored_bytes=stored,
         )
+
+    def _disconnect(self, players: list[tuple[str, str]]) -> None:
+        import services.connect.handler as connect
+
+        for player_id, _ in players:
+            self.platform.invoke(
+                "connect.disconnect",
+                "$disconnect",
+                connect.disconnect,
+                websocket_event(
+                    self._connection[player_id], "$disconnect", None, self._context[player_id]
+                ),
+            )
+        self.platform.settle()
+
+    def _fund(self, players: list[str], points: int) -> None:
+        from services.ledger.book import Ledger, Posting
+
+        ledger = Ledger(self.client("dynamodb"), self.settings.ledger_table)
+        for player_id in players:
+            ledger.book([Posting(player_id, "welcome", "welcome", points=points)], time.time())
 
     def _client_message(
         self, handler: Handler, function: str, player_id: str, body: dict[str, Any], kind: str = ""
@@ -524,7 +552,14 @@ class Match:
         return player.table_id
 
 
-def play_matches(count: int, *, warmup: bool = True) -> list[MatchRun]:
+def play_matches(
+    count: int,
+    *,
+    warmup: bool = True,
+    mode: str = MODE,
+    stake: int = 0,
+    everyone_leaves: bool = False,
+) -> list[MatchRun]:
     """``count`` three-round matches, after a one-round match that warms the handlers up."""
     with patched_environment(environment()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -535,5 +570,5 @@ def play_matches(count: int, *, warmup: bool = True) -> list[MatchRun]:
         runs = []
         for number in range(1, count + 1):
             with match.account():
-                runs.append(match.play(number))
+                runs.append(match.play(number, mode, stake, everyone_leaves=everyone_leaves))
         return runs

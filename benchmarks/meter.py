@@ -23,6 +23,7 @@ items actually read and written, by DynamoDB's own rules:
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -33,6 +34,13 @@ from typing import Any
 KB = 1024
 READ_UNIT = 4 * KB
 CAPTURED = frozenset({"sfn.StartExecution", "sfn.SendTaskSuccess"})
+_KEY_CONDITION = re.compile(r"(#?\w+)\s*=\s*(:\w+)")
+
+
+def _partition_keys() -> dict[str, str]:
+    from services.common.constants import TABLES
+
+    return {spec.name: spec.partition_key for spec in TABLES}
 
 
 def value_size(value: dict[str, Any]) -> int:
@@ -104,6 +112,9 @@ class Invocation:
     """The parameters of the calls named in ``CAPTURED`` (for the harness to follow them)."""
     records: int = 0
     """Records in the event (an SQS or stream batch), 0 for a single request."""
+    key_units: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    """Capacity units by (table, partition key value, ``read`` or ``write``): the load each
+    partition key takes, for the capacity study (``benchmarks.keys``)."""
     error: str | None = None
 
     @property
@@ -114,6 +125,15 @@ class Invocation:
     @property
     def own_wall(self) -> float:
         return self.wall - self.aws_wall
+
+
+def _queried_key(params: dict[str, Any]) -> str:
+    """The partition key value a query reads: the one equality of its key condition."""
+    match = _KEY_CONDITION.search(params["KeyConditionExpression"])
+    if match is None:
+        raise ValueError(f"no partition key in {params['KeyConditionExpression']!r}")
+    ((_, raw),) = params["ExpressionAttributeValues"][match.group(2)].items()
+    return str(raw)
 
 
 def _sk_kind(key: dict[str, Any]) -> str:
@@ -129,6 +149,7 @@ class Meter:
     def __init__(self, stored_item: Callable[[str, dict[str, Any]], dict[str, Any] | None]):
         """``stored_item(table, key)`` reads an item as stored, without any AWS call."""
         self._stored = stored_item
+        self._partition_key = _partition_keys()
         self.active: Invocation | None = None
         self.invocations: list[Invocation] = []
 
@@ -219,17 +240,23 @@ class Meter:
         failed = "Error" in parsed
         if operation == "GetItem":
             size = item_size(parsed.get("Item"))
-            invocation.rru += read_units(size, consistent=bool(params.get("ConsistentRead")))
+            units = read_units(size, consistent=bool(params.get("ConsistentRead")))
+            invocation.rru += units
+            self._on_key(invocation, params["TableName"], params["Key"], "read", units)
         elif operation == "Query":
             size = sum(item_size(i) for i in parsed.get("Items", []))
-            invocation.rru += read_units(size, consistent=bool(params.get("ConsistentRead")))
+            units = read_units(size, consistent=bool(params.get("ConsistentRead")))
+            invocation.rru += units
+            invocation.key_units[(params["TableName"], _queried_key(params), "read")] += units
         elif operation in ("PutItem", "UpdateItem", "DeleteItem"):
             table = params["TableName"]
             key = params.get("Key") or self._key_of(table, params["Item"])
             after = 0 if operation == "DeleteItem" else item_size(self._stored(table, key))
             if failed and operation == "PutItem":
                 after = item_size(params["Item"])
-            invocation.wru += write_units(before[0], after)
+            units = write_units(before[0], after)
+            invocation.wru += units
+            self._on_key(invocation, table, key, "write", units)
             if not failed and operation != "DeleteItem":
                 invocation.written.append((table, _sk_kind(key), after))
         elif operation == "TransactWriteItems":
@@ -244,13 +271,22 @@ class Meter:
                     after = old if failed else item_size(self._stored(table, key))
                 else:
                     after = 0
-                invocation.wru += write_units(old, after, transactional=True)
+                units = write_units(old, after, transactional=True)
+                invocation.wru += units
+                self._on_key(invocation, table, key, "write", units)
                 kinds.append(f"{action}:{_sk_kind(key)}")
                 if not failed and action in ("Put", "Update"):
                     invocation.written.append((table, _sk_kind(key), after))
             invocation.transactions.append(kinds)
         elif operation in ("BatchWriteItem", "BatchGetItem", "TransactGetItems", "Scan"):
             raise NotImplementedError(f"capacity of {operation} is not metered")
+
+    def _on_key(
+        self, invocation: Invocation, table: str, key: dict[str, Any], kind: str, units: float
+    ) -> None:
+        value = key[self._partition_key[table]]
+        ((_, raw),) = value.items()
+        invocation.key_units[(table, str(raw), kind)] += units
 
     # --- invocations -----------------------------------------------------------------
 

@@ -41,7 +41,7 @@ from services.ledger.book import (
     escrow_account,
     match_account,
 )
-from shared_engine import decide_after_round
+from shared_engine.match import TEAM_NAMES, winner_of
 
 SOURCE = f"{constants.EVENT_SOURCE}.ops"
 SUPPORT_ACCOUNT = "house:support"
@@ -585,8 +585,8 @@ def _match_summary(table: TableRecord, player_id: str | None) -> dict[str, Any]:
     totals = {"A": table.totals[0], "B": table.totals[1]}
     winner = None
     if table.status == "finished":
-        decided = decide_after_round(table.mode, table.totals, table.round, tie_break=True)
-        winner = None if decided.winner is None else "AB"[decided.winner]
+        team = winner_of(table.totals)
+        winner = None if team is None else TEAM_NAMES[team]
     summary: dict[str, Any] = {
         "mode": table.mode.value,
         "variant": table.variant,

@@ -30,10 +30,9 @@ from shared_engine import (
     shuffled,
     start_round,
 )
+from shared_engine.match import TEAM_NAMES
 from shared_engine.state import with_account_jokers
 from shared_engine.view import PlayerView
-
-TEAMS = ("A", "B")
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def verify(
             continue
         if rnd.scored is not None:
             scores = score_round(state)
-            for team, score in zip(TEAMS, scores, strict=True):
+            for team, score in zip(TEAM_NAMES, scores, strict=True):
                 stored = rnd.scored["scores"][team]
                 replayed = {**score.as_dict(), "total": score.total}
                 if any(stored.get(k) != v for k, v in replayed.items()):

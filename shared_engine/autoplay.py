@@ -5,12 +5,12 @@ from __future__ import annotations
 from shared_engine.actions import DISCARDS, DRAW, Action
 from shared_engine.rules import apply
 from shared_engine.state import RoundState, team_of
-from shared_engine.tiles import BLOCKING_THREES, JOKER, VALUES
+from shared_engine.tiles import BLOCKING_THREES, VALUES, colour_of, is_three, is_wild, rank_of
 
 
 def _natural_key(tile: int) -> tuple[int, int, int]:
     """Highest points, then highest rank, then the colour first in R, Y, K, B."""
-    return (VALUES[tile], tile >> 2, -(tile & 3))
+    return (VALUES[tile], rank_of(tile), -colour_of(tile))
 
 
 def auto_discard(state: RoundState, seat: int) -> int:
@@ -19,13 +19,13 @@ def auto_discard(state: RoundState, seat: int) -> int:
     threes = sorted(t for t in hand if t in BLOCKING_THREES)
     if threes:
         return threes[0]
-    naturals = [t for t in hand if t != JOKER and (t >> 2) not in (2, 3)]
+    naturals = [t for t in hand if not is_wild(t) and not is_three(t)]
     if naturals:
         melds = state.melds[team_of(seat)]
         per_rank = [0] * 14
         for t in hand:
-            per_rank[t >> 2] += 1
-        lonely = [t for t in naturals if per_rank[t >> 2] == 1 and not melds[t >> 2]]
+            per_rank[rank_of(t)] += 1
+        lonely = [t for t in naturals if per_rank[rank_of(t)] == 1 and not melds[rank_of(t)]]
         return max(lonely or naturals, key=_natural_key)
     return max(hand, key=lambda t: VALUES[t])
 

@@ -16,7 +16,14 @@ from shared_engine.actions import DRAW, JOKER_BUTTON, Action, Discard, Meld, Tak
 from shared_engine.legal import legal_actions
 from shared_engine.rules import CANASTA_SIZE, has_canasta
 from shared_engine.state import RoundState, next_seat, team_of
-from shared_engine.tiles import BLOCKING_THREES, JOKER, VALUES
+from shared_engine.tiles import (
+    BLOCKING_THREES,
+    VALUES,
+    count_rank,
+    is_wild,
+    plays_wild,
+    rank_of,
+)
 
 if TYPE_CHECKING:
     import random
@@ -33,10 +40,6 @@ def random_policy(rng: random.Random) -> Policy:
     return choose
 
 
-def _is_wild(tile: int, rank: int) -> bool:
-    return tile == JOKER or (tile >> 2 == 2 and rank != 2)
-
-
 def _meld_gain(state: RoundState, seat: int, action: Meld | TakePile) -> float:
     """How much a meld or pickup is worth to the team, beyond its face value.
 
@@ -48,13 +51,15 @@ def _meld_gain(state: RoundState, seat: int, action: Meld | TakePile) -> float:
     for spec in action.melds:
         existing = melds[spec.rank]
         size = len(existing) + len(spec.tiles) + (1 if isinstance(action, TakePile) else 0)
-        naturals = sum(1 for t in spec.tiles if not _is_wild(t, spec.rank))
+        naturals = sum(1 for t in spec.tiles if not plays_wild(t, spec.rank))
         wilds = len(spec.tiles) - naturals
         gain += sum(VALUES[t] for t in spec.tiles)
         gain += 8 * naturals
         completes = len(existing) < CANASTA_SIZE <= size
         if completes:
-            gain += 300 if wilds == 0 and all(not _is_wild(t, spec.rank) for t in existing) else 200
+            gain += (
+                300 if wilds == 0 and all(not plays_wild(t, spec.rank) for t in existing) else 200
+            )
         elif wilds:
             gain -= 45 * wilds if size < CANASTA_SIZE - 1 else 10 * wilds
         if not existing and naturals == 2 and wilds and size < 5:
@@ -72,17 +77,17 @@ def _discard_cost(state: RoundState, seat: int, tile: int) -> float:
     blocking three or a 2 on top stops the pickup altogether (PILE-2).
     """
     hand = state.hands[seat - 1]
-    rank = tile >> 2
+    rank = rank_of(tile)
     pile = len(state.discard)
     if tile in BLOCKING_THREES:
         return -50.0 - pile
-    if tile == JOKER or rank == 2:
+    if is_wild(tile):
         return 160.0 + VALUES[tile] - 10 * pile
-    same = sum(1 for t in hand if t >> 2 == rank)
+    same = count_rank(hand, rank)
     own = state.melds[team_of(seat)]
     theirs = state.melds[team_of(next_seat(seat))]
-    seen = same + sum(1 for t in state.discard if t >> 2 == rank)
-    seen += sum(1 for side in state.melds for t in side[rank] if t >> 2 == rank)
+    seen = same + count_rank(state.discard, rank)
+    seen += sum(count_rank(side[rank], rank) for side in state.melds)
     cost = (8 - min(seen, 8)) / 8 * 16 * pile
     if own[rank]:
         cost += 40

@@ -50,7 +50,7 @@ from shared_engine.actions import (
 )
 from shared_engine.rules import CANASTA_SIZE, has_canasta
 from shared_engine.state import RoundState, team_of
-from shared_engine.tiles import JOKER, NATURAL_RANKS, VALUES
+from shared_engine.tiles import JOKER, NATURAL_RANKS, VALUES, blocks_pickup, count_rank, rank_of
 
 _TWOS_RANKS = (2, *NATURAL_RANKS)
 _TWO_VALUE = VALUES[2 * 4]
@@ -67,7 +67,7 @@ tile-minimal ones are listed: enough for every kind and every going out."""
 def _groups(hand: tuple[int, ...]) -> list[list[int]]:
     groups: list[list[int]] = [[] for _ in range(14)]
     for t in hand:
-        groups[t >> 2].append(t)
+        groups[rank_of(t)].append(t)
     return groups
 
 
@@ -89,7 +89,7 @@ def _shapes(
     """
     e_nat = 0
     for t in existing:
-        if t >> 2 == rank:
+        if rank_of(t) == rank:
             e_nat += 1
     if rank == 2:
         twos = 0
@@ -196,7 +196,7 @@ def _tile_minimal(combo: list[tuple[int, Shape]], threshold: int, top: int | Non
     (so ``_openings`` yields it) and tile-minimal. Laying the rest afterwards
     loses no way of going out (module docstring).
     """
-    top_rank = -1 if top is None else top >> 2
+    top_rank = -1 if top is None else rank_of(top)
     value = sum(_value(r, s) for r, s in combo) + (0 if top is None else VALUES[top])
     for rank, (k, a2, aj) in combo:
         pile = 1 if rank == top_rank else 0
@@ -266,10 +266,8 @@ def _meld_actions(
 
 def _pickups(state: RoundState, seat: int, hand: tuple[int, ...]) -> list[Action]:
     top = state.discard[-1]
-    rank = top >> 2
-    if top == JOKER or rank in (2, 3):
-        return []
-    if sum(1 for t in hand if t >> 2 == rank) < 2:
+    rank = rank_of(top)
+    if blocks_pickup(top) or count_rank(hand, rank) < 2:
         return []
     groups = _groups(hand)
     held = len(groups[rank])

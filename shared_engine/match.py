@@ -1,14 +1,18 @@
-"""Match-level rules as pure functions: thresholds, dealers, match end, rewards.
+"""Match-level rules as pure functions: thresholds, dealers, match end, settlement.
 
 A match is a sequence of rounds; the services keep its totals. These functions
-answer the questions the score and ledger services ask between rounds.
+answer the questions the score and ledger services ask between rounds, and
+each answer has its home here only: who won, whether the table was abandoned,
+and what the match's end moves on each account (the ledger turns those
+amounts into postings, it does not compute them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, Literal
 
 
 class MatchMode(StrEnum):
@@ -25,6 +29,8 @@ PLANNED_ROUNDS: Final = {
     MatchMode.THREE_ROUNDS: 3,
     MatchMode.ARENA: 3,
 }
+TEAM_NAMES: Final[tuple[Literal["A"], Literal["B"]]] = ("A", "B")
+"""Team 0 and team 1 as players and the wire name them."""
 TARGET_TOTAL: Final = 10_000
 POINTS_PER_ROUND: Final = 1_000
 
@@ -52,17 +58,59 @@ def first_player(dealer: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatPresence:
+    """What the abandonment rule needs to know of a seat after a round."""
+
+    bot: bool
+    """Played by a bot from the table's start (MATCH-3), not a player auto-played (TABLE-2)."""
+    connected: bool
+
+
+PRESENT: Final = (SeatPresence(bot=False, connected=True),) * 4
+"""Four people, all still connected: no table is abandoned."""
+
+
+def winner_of(totals: tuple[int, int]) -> int | None:
+    """MATCH-1: the higher total wins; equal totals name no winner (MATCH-2: play on)."""
+    if totals[0] == totals[1]:
+        return None
+    return 0 if totals[0] > totals[1] else 1
+
+
+def abandoned(seats: Sequence[SeatPresence]) -> bool:
+    """A table of four people who have all left is abandoned rather than auto-played on.
+
+    Every seat must be gone, not just one: a single disconnected player is
+    auto-played (TABLE-2) and the match goes on. Tables with bots go on too:
+    their host chose to play alone, and leaving must not be a way out of a
+    losing match.
+    """
+    if len(seats) != 4:
+        raise ValueError(f"four seats are required, not {len(seats)}")
+    return not any(seat.bot for seat in seats) and not any(seat.connected for seat in seats)
+
+
+@dataclass(frozen=True, slots=True)
 class MatchDecision:
     """What follows a scored round.
 
     ``winner`` is the winning team (0 for A, 1 for B) when the match has ended;
     ``tie_break`` says the next round is played only because the totals are
-    tied when a winner is required (MATCH-2).
+    tied when a winner is required (MATCH-2); ``abandoned`` says the match
+    stops without a winner because every player left (its stakes are refunded).
     """
 
     ended: bool
     winner: int | None
     tie_break: bool
+    abandoned: bool = False
+
+    @property
+    def next(self) -> Literal["round", "tie_break", "end"]:
+        """What the players are told comes next."""
+        if self.ended or self.abandoned:
+            return "end"
+        return "tie_break" if self.tie_break else "round"
 
 
 def _check_mode(mode: object) -> None:
@@ -72,34 +120,79 @@ def _check_mode(mode: object) -> None:
 
 
 def decide_after_round(
-    mode: MatchMode, totals: tuple[int, int], rounds_played: int, *, tie_break: bool = False
+    mode: MatchMode,
+    totals: tuple[int, int],
+    rounds_played: int,
+    *,
+    tie_break: bool = False,
+    seats: Sequence[SeatPresence] = PRESENT,
 ) -> MatchDecision:
     """MATCH-1, MATCH-2, MATCH-4: next round, tie-break round, or the end.
 
     ``tie_break`` says the round just scored was itself a tie-break round: in
     the 10,000 mode it ends the match once the totals differ, even if both
-    have fallen below 10,000 (MATCH-2).
+    have fallen below 10,000 (MATCH-2). A match that is not over stops
+    instead when its table is ``abandoned``; one that is over ends with its
+    winner whoever is still connected.
     """
     _check_mode(mode)
     if mode is MatchMode.TO_10000:
         due = tie_break or max(totals) >= TARGET_TOTAL
     else:
         due = rounds_played >= PLANNED_ROUNDS[mode]
-    if not due:
-        return MatchDecision(ended=False, winner=None, tie_break=False)
-    if totals[0] == totals[1]:
-        return MatchDecision(ended=False, winner=None, tie_break=True)
-    return MatchDecision(ended=True, winner=0 if totals[0] > totals[1] else 1, tie_break=False)
+    winner = winner_of(totals) if due else None
+    if winner is not None:
+        return MatchDecision(ended=True, winner=winner, tie_break=False)
+    return MatchDecision(ended=False, winner=None, tie_break=due, abandoned=abandoned(seats))
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSettlement:
+    """What a match moves on one seat's account, from the table's forming to its end."""
+
+    held: int
+    """MATCH-4: the stake moved to the table's escrow when it formed (0 outside arena)."""
+    paid: int
+    """Credited to the account when the match ends (negative: debited); arena pays from escrow."""
+
+    @property
+    def net(self) -> int:
+        """The change of the seat's balance over the whole match."""
+        return self.paid - self.held
+
+
+def held_stake(mode: MatchMode, stake: int) -> int:
+    """MATCH-4: what each seat of an arena table holds in escrow, and gets back if aborted."""
+    _check_mode(mode)
+    return stake if mode is MatchMode.ARENA else 0
+
+
+def settle_match(
+    mode: MatchMode, winner: int, rounds_played: int, stake: int = 0
+) -> dict[int, SeatSettlement]:
+    """MATCH-3 and MATCH-4: each seat's settlement; the nets sum to zero.
+
+    Arena pays each winner two stakes from the escrow (net: the stake),
+    whatever the number of rounds, and losers nothing (net: minus the stake).
+    The other modes pay 1,000 per round actually played, taken from the losers.
+    """
+    held = held_stake(mode, stake)
+    settlement: dict[int, SeatSettlement] = {}
+    for seat in (1, 2, 3, 4):
+        won = (seat - 1) % 2 == winner
+        if mode is MatchMode.ARENA:
+            paid = 2 * held if won else 0
+        else:
+            paid = POINTS_PER_ROUND * rounds_played * (1 if won else -1)
+        settlement[seat] = SeatSettlement(held=held, paid=paid)
+    return settlement
 
 
 def account_rewards(
     mode: MatchMode, winner: int, rounds_played: int, stake: int = 0
 ) -> dict[int, int]:
-    """MATCH-3 and MATCH-4: each seat's change of account points; sums to zero.
-
-    Arena pays the stake only, whatever the number of rounds; the other modes
-    pay 1,000 per round actually played.
-    """
-    _check_mode(mode)
-    amount = stake if mode is MatchMode.ARENA else POINTS_PER_ROUND * rounds_played
-    return {seat: amount if (seat - 1) % 2 == winner else -amount for seat in (1, 2, 3, 4)}
+    """MATCH-3 and MATCH-4: each seat's change of account points over the match."""
+    return {
+        seat: amounts.net
+        for seat, amounts in settle_match(mode, winner, rounds_played, stake).items()
+    }

@@ -23,8 +23,18 @@ from shared_engine.events import (
     TeamOpened,
     TileDrawn,
 )
+from shared_engine.melds import meld_error
 from shared_engine.state import RoundState, next_seat, team_of
-from shared_engine.tiles import BONUS_THREES, JOKER, NAMES, TILE_KINDS, VALUES
+from shared_engine.tiles import (
+    BONUS_THREES,
+    JOKER,
+    NAMES,
+    TILE_KINDS,
+    VALUES,
+    blocks_pickup,
+    count_rank,
+    rank_of,
+)
 
 KINDS = frozenset(TILE_KINDS)
 
@@ -53,39 +63,6 @@ def _remove(hand: tuple[int, ...], tiles: tuple[int, ...]) -> list[int]:
     return rest
 
 
-def _check_spec(
-    spec: MeldSpec, added: tuple[int, ...], existing: tuple[int, ...], twos: bool
-) -> EngineError | None:
-    """MELD-1, -2, -3, -6 and the variants, for one spec as it would stand."""
-    rank = spec.rank
-    if rank == 3 or any(t >> 2 == 3 for t in added):
-        return EngineError("threes_not_meldable", "MELD-6: threes never form melds")
-    if rank == 2 and not twos:
-        return EngineError("no_twos_meld", "classic variant: 2s are only wilds")
-    naturals = wilds = 0
-    for t in added:
-        r = t >> 2
-        if r == rank:
-            naturals += 1
-        elif t == JOKER or r == 2:
-            wilds += 1
-        else:
-            return EngineError("mixed_ranks", f"MELD-1: {NAMES[t]} in a meld of rank {rank}")
-    if not existing and len(added) < 3:
-        return EngineError("meld_too_small", "MELD-1: a meld starts with at least three tiles")
-    for t in existing:
-        if t >> 2 == rank:
-            naturals += 1
-        else:
-            wilds += 1
-    if rank == 2:
-        if wilds > 2 or wilds >= naturals:
-            return EngineError("too_many_wilds", "MELD-3: at most two jokers, fewer than the 2s")
-    elif wilds > 3 or wilds >= naturals:
-        return EngineError("too_many_wilds", "MELD-2: naturals outnumber wilds, at most three")
-    return None
-
-
 def plan_melds(
     state: RoundState, seat: int, specs: tuple[MeldSpec, ...], pile_top: int | None = None
 ) -> MeldPlan | EngineError:
@@ -104,9 +81,9 @@ def plan_melds(
             return EngineError("tile_not_in_hand", f"{NAMES[t]} is not in the hand {n} time(s)")
     top_rank = -1
     if pile_top is not None:
-        top_rank = pile_top >> 2
+        top_rank = rank_of(pile_top)
         pair = [s for s in specs if s.rank == top_rank]
-        if not pair or sum(1 for t in pair[0].tiles if t >> 2 == top_rank) < 2:
+        if not pair or count_rank(pair[0].tiles, top_rank) < 2:
             return EngineError(
                 "pile_needs_pair", "PILE-1: two naturals of the top's rank from the hand"
             )
@@ -121,7 +98,8 @@ def plan_melds(
             else spec.tiles
         )
         existing = melds[spec.rank]
-        error = _check_spec(spec, added, existing, state.twos)
+        # The new tiles first: the message names the first of them that does not fit.
+        error = meld_error(spec.rank, added + existing, twos=state.twos)
         if error is not None:
             return error
         combined = tuple(sorted(existing + added))
@@ -239,7 +217,7 @@ def _take_pile(state: RoundState, seat: int, action: TakePile) -> tuple[RoundSta
     if not state.discard:
         raise EngineError("pile_empty", "PILE-1: there is no pile to take")
     top = state.discard[-1]
-    if top == JOKER or top >> 2 in (2, 3):
+    if blocks_pickup(top):
         raise EngineError("pile_blocked", f"PILE-2: {NAMES[top]} on top blocks the pickup")
     plan = plan_melds(state, seat, action.melds, top)
     if isinstance(plan, EngineError):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from shared_engine.rules import CANASTA_SIZE
 from shared_engine.state import RoundState
-from shared_engine.tiles import JOKER, VALUES
+from shared_engine.tiles import JOKER, VALUES, is_three, rank_of
 
 THREE_IN_HAND = 100
 BONUS_THREE = 100
@@ -43,12 +43,12 @@ def canasta_bonus(rank: int, meld: tuple[int, ...]) -> int:
         return 0
     if rank == 2:
         return 700 if JOKER in meld else 1000
-    clean = all(t >> 2 == rank for t in meld)
+    clean = all(rank_of(t) == rank for t in meld)
     return 500 if clean else 300
 
 
 def _hand_value(hand: tuple[int, ...]) -> int:
-    return sum(THREE_IN_HAND if t >> 2 == 3 else VALUES[t] for t in hand)
+    return sum(THREE_IN_HAND if is_three(t) else VALUES[t] for t in hand)
 
 
 def score_team(state: RoundState, team: int) -> ScoreBreakdown:

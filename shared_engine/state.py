@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from shared_engine.actions import TileName
 from shared_engine.errors import EngineError
 from shared_engine.match import threshold_for
-from shared_engine.tiles import NAMES, parse_tiles
+from shared_engine.melds import meld_error
+from shared_engine.tiles import JOKER, NAMES, parse_tiles, rank_of
 
 Phase = Literal["draw", "play", "first_discard", "round_over"]
 Variant = Literal["twos-meld", "classic"]
@@ -234,7 +235,7 @@ def meld_rank(tiles: tuple[int, ...]) -> int:
     Naturals outnumber wilds in every meld (MELD-2, MELD-3), so the most common
     rank among the non-jokers is the meld's rank, aces with 2s included.
     """
-    ranks = [t >> 2 for t in tiles if t]
+    ranks = [rank_of(t) for t in tiles if t != JOKER]
     return max(set(ranks), key=ranks.count) if ranks else 0
 
 
@@ -278,19 +279,7 @@ def _meld_slots(team_melds: list[list[str]], twos: bool) -> tuple[tuple[int, ...
     for meld in team_melds:
         tiles = tuple(sorted(parse_tiles(meld)))
         rank = meld_rank(tiles)
-        naturals = sum(1 for t in tiles if t >> 2 == rank)
-        wilds = len(tiles) - naturals
-        wild_ok = all(t == 0 or t >> 2 == 2 for t in tiles if t >> 2 != rank)
-        limit = 2 if rank == 2 else 3
-        if (
-            len(tiles) < 3
-            or rank in (0, 3)
-            or (rank == 2 and not twos)
-            or not wild_ok
-            or wilds > limit
-            or wilds >= naturals
-            or slots[rank]
-        ):
+        if meld_error(rank, tiles, twos=twos) is not None or slots[rank]:
             raise EngineError("malformed", f"not a valid meld: {meld}")
         slots[rank] = tiles
     return tuple(slots)

@@ -1,8 +1,10 @@
 """Tiles as small integers, so that hands, melds and the stock are cheap tuples.
 
 A tile id is ``rank * 4 + colour`` for ranks 1-13 and colours R, Y, K, B, and
-``0`` for the joker; ``tile >> 2`` is therefore the rank, with the joker at
-rank 0. Sorting ids sorts a hand by rank and then colour, jokers first.
+``0`` for the joker; ``rank_of`` is therefore the rank, with the joker at
+rank 0. Sorting ids sorts a hand by rank and then colour, jokers first. The
+rest of the engine asks what a tile is through the named helpers below, never
+through its bits.
 Notation (``7R``, ``13B``, ``JK``) exists only at the edges: wire, JSON,
 scenarios and logs.
 """
@@ -31,14 +33,49 @@ def tile(rank: int, colour: str) -> int:
     return rank * 4 + COLOURS.index(colour)
 
 
+def rank_of(tile_id: int) -> int:
+    """The tile's rank, 0 for the joker."""
+    return tile_id >> 2
+
+
+def colour_of(tile_id: int) -> int:
+    """The tile's colour as an index into ``COLOURS`` (the joker's is 0)."""
+    return tile_id & 3
+
+
+def is_wild(tile_id: int) -> bool:
+    """A joker or a 2: the tiles that can stand in for a natural (MELD-2)."""
+    return tile_id == JOKER or rank_of(tile_id) == 2
+
+
+def plays_wild(tile_id: int, rank: int) -> bool:
+    """Whether the tile is a wild in the meld of ``rank``: a 2 is a natural of the 2s' meld."""
+    return tile_id == JOKER or (rank_of(tile_id) == 2 and rank != 2)
+
+
+def is_three(tile_id: int) -> bool:
+    """Threes never meld (MELD-6) and cost 100 left in a hand (THREE-2)."""
+    return rank_of(tile_id) == 3
+
+
+def blocks_pickup(top: int) -> bool:
+    """PILE-2: a joker, a 2 or a 3 on top of the pile blocks taking it."""
+    return top == JOKER or rank_of(top) in (2, 3)
+
+
+def count_rank(tiles: Iterable[int], rank: int) -> int:
+    """How many of ``tiles`` have ``rank`` (rank 0: the jokers)."""
+    return sum(1 for t in tiles if rank_of(t) == rank)
+
+
 def _name(tile_id: int) -> str:
     if tile_id == JOKER:
         return "JK"
-    return f"{tile_id >> 2}{COLOURS[tile_id & 3]}"
+    return f"{rank_of(tile_id)}{COLOURS[colour_of(tile_id)]}"
 
 
 def _value(tile_id: int) -> int:
-    rank = tile_id >> 2
+    rank = rank_of(tile_id)
     if tile_id == JOKER:
         return 50
     if rank == 1:
@@ -83,5 +120,5 @@ def rank_counts(tiles: Iterable[int]) -> list[int]:
     """Tiles per rank, index 0 being jokers (so ``counts[2]`` are the 2s)."""
     counts = [0] * 14
     for t in tiles:
-        counts[t >> 2] += 1
+        counts[rank_of(t)] += 1
     return counts

@@ -13,7 +13,16 @@ from shared_engine.actions import action_to_wire
 from shared_engine.legal import legal_actions
 from shared_engine.scoring import canasta_bonus, score_round
 from shared_engine.state import TEAMS, Phase, RoundState, Variant, team_of
-from shared_engine.tiles import JOKER, NAMES, TILE_KINDS, VALUES
+from shared_engine.tiles import (
+    NAMES,
+    TILE_KINDS,
+    VALUES,
+    blocks_pickup,
+    count_rank,
+    is_wild,
+    plays_wild,
+    rank_of,
+)
 
 Team = Literal["A", "B"]
 
@@ -93,10 +102,7 @@ def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
     clean = bonus in (500, 1000)
     kind: Literal["clean", "dirty"] | None = None if not bonus else "clean" if clean else "dirty"
 
-    def plays_wild(t: int) -> bool:
-        return t == JOKER or (t >> 2 == 2 and rank != 2)
-
-    ordered = sorted(tiles, key=lambda t: (plays_wild(t), t))
+    ordered = sorted(tiles, key=lambda t: (plays_wild(t, rank), t))
     size = len(tiles)
     stripe: Literal["yellow", "red"] | None = (
         "red" if size >= 7 else "yellow" if size == 6 else None
@@ -107,7 +113,7 @@ def _meld_view(rank: int, tiles: tuple[int, ...]) -> MeldView:
         canasta=kind,
         compact=size > 5,
         stripe=stripe,
-        wilds=sum(map(plays_wild, tiles)),
+        wilds=sum(plays_wild(t, rank) for t in tiles),
     )
 
 
@@ -144,7 +150,7 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         round_scores=scores,
         legal_actions=[action_to_wire(a) for a in legal_actions(state, seat)],
         tile_points={NAMES[t]: VALUES[t] for t in hand},
-        wild_ranks=sorted({t >> 2 for t in TILE_KINDS if _is_wild(t)}),
+        wild_ranks=sorted({rank_of(t) for t in TILE_KINDS if is_wild(t)}),
         wilds_meld_rank=2 if state.twos else None,
         pile_blocked=blocked,
         pile_pair=pair,
@@ -163,10 +169,6 @@ def pile_state(hand: Iterable[int], discard: tuple[int, ...]) -> tuple[bool, boo
     if not discard:
         return False, False
     top = discard[-1]
-    if top == JOKER or top >> 2 in (2, 3):
+    if blocks_pickup(top):
         return True, False
-    return False, sum(1 for t in hand if t >> 2 == top >> 2) >= 2
-
-
-def _is_wild(tile: int) -> bool:
-    return tile == JOKER or tile >> 2 == 2
+    return False, count_rank(hand, rank_of(top)) >= 2

@@ -17,6 +17,7 @@ from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
 from services.ledger.book import Ledger
 from shared_engine import dealer_of_round, dumps, loads, start_round
+from shared_engine.turn_clock import first_turn
 
 SOURCE = f"{constants.EVENT_SOURCE}.deal"
 RETRIES = 3
@@ -139,12 +140,13 @@ class DealService:
         assert state.commitment is not None
         now = self._clock.now()
         version = table.version + 1
+        clock = first_turn(version, now, self._turn_seconds)
         new = table.evolve(
             state=dumps(state),
             round=round_number,
             version=version,
-            turn_started=version,
-            turn_deadline=now + self._turn_seconds,
+            turn_started=clock.started,
+            turn_deadline=clock.deadline,
             updated_at=now,
         )
         started = RoundStarted(

@@ -41,7 +41,8 @@ from services.ledger.book import (
     escrow_account,
     match_account,
 )
-from shared_engine import MatchMode, account_rewards
+from shared_engine import MatchMode
+from shared_engine.match import TEAM_NAMES, held_stake, settle_match
 
 SOURCE = f"{constants.EVENT_SOURCE}.ledger"
 BOOKING_ATTEMPTS = 10
@@ -68,34 +69,36 @@ def closing(table_id: str, purpose: Purpose) -> Posting:
 
 
 def settlement(event: MatchEnded) -> list[Posting]:
-    """The postings that settle a match; their keys are (match, player, purpose)."""
-    winner = 0 if event.winner == "A" else 1
-    rewards = account_rewards(event.mode, winner, event.rounds_played, event.stake)
+    """The postings that settle a match; their keys are (match, player, purpose).
+
+    The amounts are the engine's (``settle_match``); arena payouts come out of
+    the table's escrow, the other modes' settlements out of nowhere but the
+    losers' matching debits.
+    """
+    amounts = settle_match(
+        event.mode, TEAM_NAMES.index(event.winner), event.rounds_played, event.stake
+    )
     postings = [closing(event.table_id, "settlement")]
     for seat_key, player in sorted(event.seats.items()):
         seat = int(seat_key)
-        amount = rewards[seat]
+        paid = amounts[seat].paid
         account = player.player_id
         if event.mode is MatchMode.ARENA:
-            if amount > 0:
+            if paid > 0:
                 key = f"{event.table_id}:payout:{seat}"
-                postings.append(
-                    Posting(account, key, "payout", points=2 * event.stake, match=event.table_id)
-                )
+                postings.append(Posting(account, key, "payout", points=paid, match=event.table_id))
                 postings.append(
                     Posting(
                         escrow_account(event.table_id),
                         key,
                         "payout",
-                        points=-2 * event.stake,
+                        points=-paid,
                         match=event.table_id,
                     )
                 )
         else:
             key = f"{event.table_id}:settlement:{seat}"
-            postings.append(
-                Posting(account, key, "settlement", points=amount, match=event.table_id)
-            )
+            postings.append(Posting(account, key, "settlement", points=paid, match=event.table_id))
     return postings
 
 
@@ -117,18 +120,17 @@ def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Post
 
 
 def refund(event: TableAborted) -> list[Posting]:
+    held = held_stake(event.mode, event.stake)
     postings = [closing(event.table_id, "refund")]
     for seat_key, player in sorted(event.seats.items()):
         key = f"{event.table_id}:refund:{seat_key}"
-        postings.append(
-            Posting(player.player_id, key, "refund", points=event.stake, match=event.table_id)
-        )
+        postings.append(Posting(player.player_id, key, "refund", points=held, match=event.table_id))
         postings.append(
             Posting(
                 escrow_account(event.table_id),
                 key,
                 "refund",
-                points=-event.stake,
+                points=-held,
                 match=event.table_id,
             )
         )
@@ -172,7 +174,7 @@ class LedgerService:
         self._telemetry.annotate(table_id=event.table_id)
         if self._practice(event.seats.values()):
             return
-        if event.mode is MatchMode.ARENA and event.stake > 0:
+        if held_stake(event.mode, event.stake) > 0:
             self._settle(event.table_id, "refund", refund(event))
 
     def _practice(self, players: Iterable[SeatPlayer]) -> bool:

@@ -6,8 +6,6 @@ a duplicated ``RoundEnded`` adds nothing twice.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from services.common import constants
 from services.common.adapters import Clock
 from services.common.constants import score_sk
@@ -25,19 +23,17 @@ from services.common.store import AlreadyDone, GameStore, Outbound, VersionConfl
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
 from shared_engine import account_rewards, decide_after_round, loads, score_round
+from shared_engine.match import TEAM_NAMES, SeatPresence, winner_of
 
 SOURCE = f"{constants.EVENT_SOURCE}.score"
 RETRIES = 3
 
 
-def _abandoned(table: TableRecord) -> bool:
-    """A table of four people who have all left is abandoned rather than auto-played on.
-
-    Tables with bots go on: their host chose to play alone, and leaving must
-    not be a way out of a losing match.
-    """
-    players = table.seats.values()
-    return not any(p.bot for p in players) and all(c is None for c in table.connections.values())
+def _presence(table: TableRecord) -> list[SeatPresence]:
+    return [
+        SeatPresence(bot=player.bot, connected=table.connections.get(seat) is not None)
+        for seat, player in sorted(table.seats.items())
+    ]
 
 
 class ScoreService:
@@ -75,9 +71,8 @@ class ScoreService:
             return
         scores = score_round(state)
         totals = (table.totals[0] + scores[0].total, table.totals[1] + scores[1].total)
-        decision = decide_after_round(table.mode, totals, table.round, tie_break=table.tie_break)
-        nxt: Literal["round", "tie_break", "end"] = (
-            "end" if decision.ended else "tie_break" if decision.tie_break else "round"
+        decision = decide_after_round(
+            table.mode, totals, table.round, tie_break=table.tie_break, seats=_presence(table)
         )
         assert state.seed is not None and state.commitment is not None
         scored = RoundScored(
@@ -88,7 +83,7 @@ class ScoreService:
                 "B": TeamScore(**scores[1].as_dict(), total=scores[1].total),
             },
             totals={"A": totals[0], "B": totals[1]},
-            next=nxt,
+            next=decision.next,
             seed=state.seed,
             commitment=state.commitment,
         )
@@ -100,15 +95,13 @@ class ScoreService:
                 table_id=table.table_id,
                 mode=table.mode,
                 stake=table.stake,
-                winner="A" if decision.winner == 0 else "B",
+                winner=TEAM_NAMES[decision.winner],
                 totals={"A": totals[0], "B": totals[1]},
                 rounds_played=table.round,
                 seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
             )
             outbox.append(Outbound("MatchEnded", ended.model_dump(mode="json"), SOURCE))
-        abandoned = not decision.ended and _abandoned(table)
-        if abandoned:
-            nxt = "end"
+        if decision.abandoned:
             aborted = TableAborted(
                 table_id=table.table_id,
                 mode=table.mode,
@@ -116,15 +109,11 @@ class ScoreService:
                 seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
                 reason="every player left",
             )
-            scored = scored.model_copy(update={"next": "end"})
-            outbox = [
-                Outbound("RoundScored", scored.model_dump(mode="json"), SOURCE),
-                Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE),
-            ]
+            outbox.append(Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE))
         new = table.evolve(
             totals=totals,
             tie_break=decision.tie_break,
-            status="finished" if decision.ended else "aborted" if abandoned else "playing",
+            status="finished" if decision.ended else "aborted" if decision.abandoned else "playing",
             version=table.version + 1,
             turn_deadline=None,
             updated_at=self._clock.now(),
@@ -142,12 +131,13 @@ class ScoreService:
         self._views.push_all(table, result.model_dump(mode="json"))
         if table.status != "finished":
             return
-        winner: Literal["A", "B"] = "A" if scored.totals["A"] > scored.totals["B"] else "B"
+        winner = winner_of((scored.totals["A"], scored.totals["B"]))
+        assert winner is not None, "a finished match has a winner"
         practice = is_practice(table.seats.values())
-        rewards = account_rewards(table.mode, 0 if winner == "A" else 1, table.round, table.stake)
+        rewards = account_rewards(table.mode, winner, table.round, table.stake)
         match_result = MatchResultMessage(
             table_id=table.table_id,
-            winner=winner,
+            winner=TEAM_NAMES[winner],
             totals=scored.totals,
             rounds_played=table.round,
             rewards={str(seat): 0 if practice else amount for seat, amount in rewards.items()},  # type: ignore[misc]

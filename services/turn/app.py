@@ -51,6 +51,7 @@ from shared_engine.actions import JokerButton, from_model
 from shared_engine.autoplay import auto_play_step
 from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
+from shared_engine.turn_clock import TurnClock, after_moves, timer_due
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
@@ -339,19 +340,20 @@ class TurnService:
                     )
                 )
             entries.append(LogEntry(table.round, state.ply, seat, wire, auto, now, tuple(outbox)))
-        new_turn = after.round_over or after.turn != before.turn
+        clock = after_moves(
+            TurnClock(table.turn_started, table.turn_deadline),
+            before,
+            after,
+            version=version,
+            now=now,
+            turn_seconds=self._turn_seconds,
+        )
         new = table.evolve(
             state=dumps(after),
             version=version,
             updated_at=now,
-            turn_started=version if new_turn else table.turn_started,
-            turn_deadline=(
-                None
-                if after.round_over
-                else now + self._turn_seconds
-                if new_turn
-                else table.turn_deadline
-            ),
+            turn_started=clock.started,
+            turn_deadline=clock.deadline,
         )
         self._store.commit_actions(table, new, entries, extra or ())
         self._telemetry.count("actions_applied", len(moves))
@@ -419,13 +421,10 @@ class TurnService:
         if advance:
             applied = self._advance_absent(applied)
         table, state = applied.table, applied.state
-        # A turn's timer is set when the turn begins (its first write, turn_started = version);
-        # later moves of the same turn (a draw, a meld) keep it: scheduling again is a call
-        # that can only answer "already exists".
         if (
             self._timers is not None
             and table.turn_deadline is not None
-            and table.turn_started == table.version
+            and timer_due(TurnClock(table.turn_started, table.turn_deadline), table.version)
             and self._running(table, state)
         ):
             self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)

@@ -116,6 +116,24 @@ def test_a_move_is_applied_logged_and_shown_to_each_seat(
         assert message["last_action"] == {"seat": 1, **move, "auto": False}
 
 
+def test_a_move_inside_a_turn_sets_no_second_timer_table_2(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    timers: RecordingTimers,
+    clock: FakeClock,
+    dealt: RoundState,
+) -> None:
+    """One timer per turn: seat 2's draw keeps the timer its turn began with."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    assert timers.scheduled == [("t1", 2, clock.now() + 60)]
+    clock.advance(5)
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    table = store.get_table("t1")
+    assert table is not None and (table.version, table.turn_started) == (3, 2)
+    assert timers.scheduled == [("t1", 2, clock.now() - 5 + 60)], "the draw set no timer"
+
+
 def test_a_stale_version_is_refused_with_the_current_view(
     turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
 ) -> None:

@@ -5,13 +5,21 @@ from __future__ import annotations
 import pytest
 
 from shared_engine.match import (
+    PRESENT,
+    TEAM_NAMES,
     MatchDecision,
     MatchMode,
+    SeatPresence,
+    SeatSettlement,
+    abandoned,
     account_rewards,
     dealer_of_round,
     decide_after_round,
     first_player,
+    held_stake,
+    settle_match,
     threshold_for,
+    winner_of,
 )
 
 pytestmark = pytest.mark.unit
@@ -170,3 +178,87 @@ def test_arena_pays_the_stake_whatever_the_rounds_match_4(rounds: int) -> None:
     rewards = account_rewards(MatchMode.ARENA, 0, rounds, stake=250)
     assert rewards == {1: 250, 2: -250, 3: 250, 4: -250}
     assert sum(rewards.values()) == 0
+
+
+def test_arena_pays_each_winner_two_stakes_from_escrow_match_4() -> None:
+    """Gross and net are one computation: the payout is what the winners' balances gain
+    back from escrow, and minus the stake held is the net every announcement shows."""
+    settlement = settle_match(MatchMode.ARENA, 1, 4, stake=250)
+    assert settlement == {
+        1: SeatSettlement(held=250, paid=0),
+        2: SeatSettlement(held=250, paid=500),
+        3: SeatSettlement(held=250, paid=0),
+        4: SeatSettlement(held=250, paid=500),
+    }
+    assert {seat: s.net for seat, s in settlement.items()} == account_rewards(
+        MatchMode.ARENA, 1, 4, stake=250
+    )
+    assert sum(s.paid for s in settlement.values()) == sum(s.held for s in settlement.values())
+
+
+@pytest.mark.parametrize("mode", [MatchMode.ONE_ROUND, MatchMode.THREE_ROUNDS, MatchMode.TO_10000])
+def test_only_arena_holds_a_stake_match_3_match_4(mode: MatchMode) -> None:
+    assert held_stake(mode, 500) == 0
+    assert held_stake(MatchMode.ARENA, 500) == 500
+    assert all(s.held == 0 for s in settle_match(mode, 0, 3, stake=500).values())
+
+
+# --- who won ------------------------------------------------------------------
+
+
+def test_the_higher_total_wins_and_a_tie_names_no_winner_match_1_match_2() -> None:
+    assert winner_of((1_200, 1_100)) == 0
+    assert winner_of((-50, 0)) == 1
+    assert winner_of((0, 0)) is None
+    assert winner_of((1_500, 1_500)) is None
+    assert TEAM_NAMES == ("A", "B")
+
+
+@pytest.mark.parametrize("mode", list(MatchMode))
+def test_a_tie_when_the_match_is_due_never_goes_to_team_a_match_2(mode: MatchMode) -> None:
+    decision = decide_after_round(mode, (10_200, 10_200), 3, tie_break=True)
+    assert decision == TIE_BREAK
+    assert decision.next == "tie_break"
+
+
+# --- abandonment --------------------------------------------------------------
+
+GONE = SeatPresence(bot=False, connected=False)
+HERE = SeatPresence(bot=False, connected=True)
+BOT = SeatPresence(bot=True, connected=False)
+
+
+def test_a_table_is_abandoned_only_when_every_player_left() -> None:
+    assert abandoned((GONE, GONE, GONE, GONE))
+    assert not abandoned(PRESENT)
+    for seat in range(4):
+        one_stays = [GONE] * 4
+        one_stays[seat] = HERE
+        assert not abandoned(one_stays), f"seat {seat + 1} is still connected"
+        one_left = [HERE] * 4
+        one_left[seat] = GONE
+        assert not abandoned(one_left), "one player's leaving is auto-played (TABLE-2)"
+
+
+def test_a_table_with_a_bot_is_never_abandoned_match_3() -> None:
+    """The host chose to play alone: leaving must not be a way out of a losing match."""
+    assert not abandoned((GONE, BOT, GONE, GONE))
+    assert not abandoned((BOT, BOT, BOT, GONE))
+
+
+def test_abandonment_needs_the_four_seats() -> None:
+    with pytest.raises(ValueError, match="four seats"):
+        abandoned(())
+
+
+def test_an_abandoned_match_stops_without_a_winner_unless_it_is_over() -> None:
+    everyone_left = (GONE,) * 4
+    stopped = decide_after_round(MatchMode.THREE_ROUNDS, (500, 300), 1, seats=everyone_left)
+    assert stopped == MatchDecision(ended=False, winner=None, tie_break=False, abandoned=True)
+    assert stopped.next == "end"
+    over = decide_after_round(MatchMode.THREE_ROUNDS, (500, 300), 3, seats=everyone_left)
+    assert over == won_by(0)
+    assert over.next == "end"
+    one_left = (GONE, HERE, HERE, HERE)
+    assert decide_after_round(MatchMode.THREE_ROUNDS, (500, 300), 1, seats=one_left) == CONTINUE
+    assert CONTINUE.next == "round"

@@ -15,10 +15,17 @@ from shared_engine.tiles import (
     NAMES,
     TILE_KINDS,
     VALUES,
+    blocks_pickup,
+    colour_of,
+    count_rank,
+    is_three,
+    is_wild,
     names,
     parse_tile,
     parse_tiles,
+    plays_wild,
     rank_counts,
+    rank_of,
     tile,
 )
 
@@ -115,3 +122,33 @@ def test_parse_tiles_rejects_one_bad_name_among_good_ones() -> None:
     with pytest.raises(EngineError) as info:
         parse_tiles(["7R", "8R", "99Z"])
     assert info.value.code == "malformed"
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_rank_and_colour_read_back_the_notation(name: str) -> None:
+    t = parse_tile(name)
+    if t == JOKER:
+        assert rank_of(t) == 0
+    else:
+        assert f"{rank_of(t)}{'RYKB'[colour_of(t)]}" == name
+
+
+def test_wilds_are_jokers_and_twos_except_in_the_meld_of_twos_meld_2_meld_3() -> None:
+    assert is_wild(JOKER) and is_wild(tile(2, "K"))
+    assert not is_wild(tile(1, "R")) and not is_wild(tile(3, "B"))
+    assert plays_wild(tile(2, "R"), 7) and plays_wild(JOKER, 2)
+    assert not plays_wild(tile(2, "R"), 2), "a 2 is a natural of the meld of 2s"
+    assert not plays_wild(tile(7, "R"), 7)
+
+
+def test_jokers_twos_and_threes_block_the_pile_pile_2() -> None:
+    blocking = {t for t in TILE_KINDS if blocks_pickup(t)}
+    assert blocking == {JOKER, *(tile(r, c) for r in (2, 3) for c in "RYKB")}
+    assert {t for t in TILE_KINDS if is_three(t)} == BONUS_THREES | BLOCKING_THREES
+
+
+def test_count_rank_counts_one_rank_jokers_at_rank_0() -> None:
+    hand = parse_tiles(["JK", "JK", "7R", "7B", "8R", "13K"])
+    assert count_rank(hand, 7) == 2
+    assert count_rank(hand, 0) == 2
+    assert count_rank(hand, 9) == 0

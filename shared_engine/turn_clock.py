@@ -1,0 +1,56 @@
+"""TABLE-2's turn timer as a pure rule: when a turn begins, when it is due, when to set it.
+
+A table is written once per move, each write a new version. A turn begins
+with the write that hands the play to its seat; its timer is keyed by that
+write's version, so that a timer firing for a turn that is over is told apart
+from the current one. One timer per turn, not per move: the draw, melds and
+discard of one turn keep the timer their turn began with, and a move that does
+not change hands sets none (setting it again could only answer "already
+exists", at the cost of a call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared_engine.state import RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class TurnClock:
+    """The turn being played: the table version that began it, and when it must end."""
+
+    started: int
+    deadline: float | None
+    """None once the round is over: no turn runs, no timer is due."""
+
+
+def first_turn(version: int, now: float, turn_seconds: int) -> TurnClock:
+    """The round's first turn begins with the write that deals it."""
+    return TurnClock(started=version, deadline=now + turn_seconds)
+
+
+def after_moves(
+    clock: TurnClock,
+    before: RoundState,
+    after: RoundState,
+    *,
+    version: int,
+    now: float,
+    turn_seconds: int,
+) -> TurnClock:
+    """The clock once a write at ``version`` took the round from ``before`` to ``after``.
+
+    The turn passing to another seat starts a new turn and its deadline; the
+    round ending stops the clock; anything else keeps the turn's clock.
+    """
+    if after.round_over:
+        return TurnClock(started=version, deadline=None)
+    if after.turn != before.turn:
+        return TurnClock(started=version, deadline=now + turn_seconds)
+    return clock
+
+
+def timer_due(clock: TurnClock, version: int) -> bool:
+    """Whether the write at ``version`` must set a timer: only the write that began the turn."""
+    return clock.deadline is not None and clock.started == version
