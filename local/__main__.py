@@ -29,6 +29,7 @@ from local.console import Console, quiet_handler_logs
 from local.gateway import Gateway
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
+from services.common.unit_of_work import DynamoStorage
 from services.ledger import handler as ledger_handler
 from services.matchmaking.store import MatchmakingStore
 
@@ -79,8 +80,12 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     aws = LocalAws(moto_url, relay.deliver, issuer, turn_seconds=args.turn_seconds)
     settings = aws.settings
     ledger = ledger_handler.service()
+    dynamodb = aws.client("dynamodb")
     matchmaking = MatchmakingStore(
-        aws.client("dynamodb"), settings.matchmaking_table, settings.players_table
+        dynamodb,
+        settings.matchmaking_table,
+        settings.players_table,
+        DynamoStorage.of(dynamodb, settings),
     )
 
     def welcome(identity: Identity) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from services.common.dynamo import error_code
-from services.common.store import Outbound
+from services.common.records import Outbound
 
 
 class Clock(Protocol):

@@ -1,15 +1,73 @@
-"""What the services keep about a table between invocations."""
+"""Every item the services keep, one typed record each: its key and its (de)serialization.
+
+Nothing else in the services reads or writes an item's attributes: the stores
+(``store``, ``presence``, ``ledger``, ``services/matchmaking/store``) build their
+writes (``unit_of_work``) from these records, and read them back through them.
+Items are Python values (``unit_of_work.Item``); the DynamoDB storage turns
+them into attribute maps at its boundary.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
+from services.common import constants
 from services.common.events import SeatPlayer
+from services.common.unit_of_work import Item, Key
 from shared_engine.match import MatchMode
 
 Status = Literal["playing", "finished", "aborted"]
 SEATS = (1, 2, 3, 4)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, (int, float)) and not isinstance(value, bool)
+    return int(value)
+
+
+def _float(value: object) -> float:
+    assert isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value)
+
+
+def _str(value: object) -> str:
+    assert isinstance(value, str)
+    return value
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """An event to publish once the write that carries it has committed."""
+
+    detail_type: str
+    detail: dict[str, Any]
+    source: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"detail-type": self.detail_type, "source": self.source, "detail": self.detail}
+
+
+def outbox(events: Sequence[Outbound]) -> Item:
+    """The ``outbox`` attribute: the events the stream relay publishes from the item."""
+    return {"outbox": _json([e.as_json() for e in events])} if events else {}
+
+
+# --- the games table --------------------------------------------------------------------
+
+
+def table_key(table_id: str, sk: str = constants.TABLE_SK) -> Key:
+    return {"pk": constants.table_pk(table_id), "sk": sk}
+
+
+def conn_attribute(seat: int) -> str:
+    return f"conn{seat}"
 
 
 @dataclass(frozen=True)
@@ -44,3 +102,221 @@ class TableRecord:
 
     def evolve(self, **changes: object) -> TableRecord:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def key(self) -> Key:
+        return table_key(self.table_id)
+
+    def changing(self) -> Item:
+        """The attributes a versioned write sets (everything but the match's fixed facts and
+        the connections, which presence writes on its own)."""
+        item: Item = {
+            "version": self.version,
+            "status": self.status,
+            "round": self.round,
+            "totals_a": self.totals[0],
+            "totals_b": self.totals[1],
+            "tie_break": int(self.tie_break),
+            "turn_started": self.turn_started,
+            "updated_at": self.updated_at,
+        }
+        if self.state is not None:
+            item["state"] = self.state
+        if self.turn_deadline is not None:
+            item["turn_deadline"] = self.turn_deadline
+        return item
+
+    def to_item(self) -> Item:
+        item: Item = {
+            **self.key,
+            "table_id": self.table_id,
+            "mode": self.mode.value,
+            "variant": self.variant,
+            "stake": self.stake,
+            "seats": json.dumps({str(seat): p.model_dump() for seat, p in self.seats.items()}),
+            **self.changing(),
+        }
+        for seat, conn in self.connections.items():
+            if conn:
+                item[conn_attribute(seat)] = conn
+        return item
+
+    @classmethod
+    def from_item(cls, item: Item) -> TableRecord:
+        seats = {
+            int(seat): SeatPlayer.model_validate(player)
+            for seat, player in json.loads(_str(item["seats"])).items()
+        }
+        deadline = item.get("turn_deadline")
+        state = item.get("state")
+        return cls(
+            table_id=_str(item["table_id"]),
+            mode=MatchMode(_str(item["mode"])),
+            variant=item["variant"],  # type: ignore[arg-type]
+            stake=_int(item["stake"]),
+            seats=seats,
+            version=_int(item["version"]),
+            status=item["status"],  # type: ignore[arg-type]
+            round=_int(item["round"]),
+            totals=(_int(item["totals_a"]), _int(item["totals_b"])),
+            tie_break=item.get("tie_break", 0) == 1,
+            state=_str(state) if state is not None else None,
+            connections={
+                seat: _str(item[conn_attribute(seat)]) if conn_attribute(seat) in item else None
+                for seat in SEATS
+            },
+            turn_started=_int(item["turn_started"]),
+            turn_deadline=_float(deadline) if deadline is not None else None,
+            updated_at=_float(item["updated_at"]),
+        )
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """A dealt round: its seed (revealed at the end) and the commitment shown at the start."""
+
+    table_id: str
+    round: int
+    seed: str
+    commitment: str
+    dealer: int
+    at: float
+    outbox: tuple[Outbound, ...] = ()
+
+    def to_item(self) -> Item:
+        return {
+            **table_key(self.table_id, constants.round_sk(self.round)),
+            "seed": self.seed,
+            "commitment": self.commitment,
+            "dealer": self.dealer,
+            "at": self.at,
+            **outbox(self.outbox),
+        }
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One applied action, appended to the table's log with the write that applied it."""
+
+    round: int
+    version: int
+    seat: int
+    action: dict[str, Any]
+    auto: bool
+    at: float
+    outbox: tuple[Outbound, ...] = ()
+    repaired: bool = False
+    """What follows the write was run again once, for a client that re-sent the move."""
+
+    def to_item(self, table_id: str) -> Item:
+        return {
+            **table_key(table_id, constants.log_sk(self.round, self.version)),
+            "seat": self.seat,
+            "action": _json(self.action),
+            "auto": self.auto,
+            "at": self.at,
+            **outbox(self.outbox),
+        }
+
+    @classmethod
+    def from_item(cls, item: Item) -> LogEntry:
+        _, round_number, version = _str(item["sk"]).split("#")
+        return cls(
+            round=int(round_number),
+            version=int(version),
+            seat=_int(item["seat"]),
+            action=json.loads(_str(item["action"])),
+            auto=bool(item["auto"]),
+            at=_float(item["at"]),
+            repaired=item.get("repaired") is True,
+        )
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    """A scored round: its result (``RoundScored``'s body) and the events it publishes."""
+
+    table_id: str
+    round: int
+    result: dict[str, Any]
+    outbox: tuple[Outbound, ...] = ()
+
+    def to_item(self) -> Item:
+        return {
+            **table_key(self.table_id, constants.score_sk(self.round)),
+            "result": _json(self.result),
+            **outbox(self.outbox),
+        }
+
+    @classmethod
+    def from_item(cls, item: Item) -> ScoreRecord:
+        _, round_number = _str(item["sk"]).split("#")
+        pk = _str(item["pk"])
+        return cls(
+            table_id=pk.split("#", 1)[1],
+            round=int(round_number),
+            result=json.loads(_str(item["result"])),
+        )
+
+
+# --- presence ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Player:
+    """A player's item: their current connection and where they are (queue, lobby, table)."""
+
+    player_id: str
+    name: str
+    connection_id: str | None = None
+    table_id: str | None = None
+    seat: int | None = None
+    lobby: str | None = None
+    queue_key: str | None = None
+    queue_sk: str | None = None
+    ticket: str | None = None
+
+    @staticmethod
+    def key_of(player_id: str) -> Key:
+        return {"player_id": player_id}
+
+    @classmethod
+    def from_item(cls, item: Item) -> Player:
+        def text(name: str) -> str | None:
+            value = item.get(name)
+            return _str(value) if value is not None else None
+
+        seat = item.get("seat")
+        return cls(
+            player_id=_str(item["player_id"]),
+            name=text("name") or "",
+            connection_id=text("connection_id"),
+            table_id=text("table_id"),
+            seat=_int(seat) if seat is not None else None,
+            lobby=text("lobby"),
+            queue_key=text("queue_key"),
+            queue_sk=text("queue_sk"),
+            ticket=text("ticket"),
+        )
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A live WebSocket connection and whose it is; expires with its TTL."""
+
+    connection_id: str
+    player_id: str
+    connected_at: float
+    expires_at: int
+
+    @staticmethod
+    def key_of(connection_id: str) -> Key:
+        return {"connection_id": connection_id}
+
+    def to_item(self) -> Item:
+        return {
+            "connection_id": self.connection_id,
+            "player_id": self.player_id,
+            "connected_at": self.connected_at,
+            "expires_at": self.expires_at,
+        }

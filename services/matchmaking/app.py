@@ -35,6 +35,7 @@ from services.common.events import (
     is_practice,
 )
 from services.common.flood import FloodControl, over_rate
+from services.common.ledger import Ledger, escrow
 from services.common.protocol import (
     Balance,
     BalanceMessage,
@@ -49,13 +50,12 @@ from services.common.protocol import (
     QueueLeftMessage,
     Rematch,
 )
-from services.common.records import TableRecord
+from services.common.records import Outbound, TableRecord
 from services.common.routing import Refusal, guarded, read_message
-from services.common.store import GameStore, Outbound
+from services.common.store import GameStore
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
-from services.ledger.app import escrow
-from services.ledger.book import Ledger
+from services.common.unit_of_work import Short, outcome_of
 from services.matchmaking.store import Entry, Lobby, MatchmakingStore
 from shared_engine import MatchMode
 
@@ -509,9 +509,10 @@ class MatchmakingService:
             stake=stake,
             seats={str(seat): player for seat, player in seats.items()},  # type: ignore[misc]
         )
-        return self._games.new_table_item(
+        write = self._games.new_table(
             table, [Outbound("TableFormed", formed.model_dump(mode="json"), SOURCE)]
         )
+        return self._store.transaction_items([write])[0]
 
     def _start_lobby(
         self, lobby: Lobby, seats: dict[int, SeatPlayer], reply: tuple[str, str] | None = None
@@ -562,27 +563,29 @@ class MatchmakingService:
             items.append(self._new_table(table_id, MatchMode(mode), variant, stake, seats))
             postings = escrow(table_id, seats, stake) if stake else []
             offset = len(items)
-            items += self._ledger.items(postings, self._clock.now())
+            writes = Ledger.writes(postings, self._clock.now())
+            items += self._store.transaction_items(writes)
             try:
                 self._store.transact(items)
             except Exception as exc:
                 if error_code(exc) != TRANSACTION_CANCELLED:
                     raise
-                self._drop_blockers(exc, entries, postings, offset)
+                self._drop_blockers(exc, entries, writes, offset)
                 continue
             formed += 1
             self._telemetry.count("tables_formed")
         return formed
 
     def _drop_blockers(
-        self, exc: Exception, entries: list[Entry], postings: list[Any], offset: int
+        self, exc: Exception, entries: list[Entry], writes: list[Any], offset: int
     ) -> None:
         """After a lost formation: stale entries go, players short of the stake leave the queue."""
         for index, entry in enumerate(entries):
             if cancelled_on(exc, index):
                 self._store.delete_entry(entry)
-        explained = self._ledger.explain(exc, postings, offset) if postings else exc
-        short = getattr(explained, "accounts", [])
+        failed = [i for i in range(len(writes)) if cancelled_on(exc, offset + i)]
+        explained = outcome_of(writes, failed) if failed else None
+        short = explained.accounts if isinstance(explained, Short) else ()
         for entry in entries:
             if entry.player_id in short:
                 self._expire(entry, "insufficient_balance")

@@ -14,6 +14,7 @@ from typing import Any
 
 from services.common.dynamo import CONDITION_FAILED, DynamoClient, error_code, n, s
 from services.common.events import SeatPlayer
+from services.common.unit_of_work import DynamoStorage, Write
 
 FREE = " AND ".join(f"attribute_not_exists({a})" for a in ("queue_key", "lobby", "table_id"))
 
@@ -59,10 +60,18 @@ def lobby_pk(code: str) -> str:
 
 
 class MatchmakingStore:
-    def __init__(self, client: DynamoClient, table: str, players_table: str) -> None:
+    def __init__(
+        self, client: DynamoClient, table: str, players_table: str, storage: DynamoStorage
+    ) -> None:
         self._db = client
         self._name = table
         self._players = players_table
+        self._storage = storage
+
+    def transaction_items(self, writes: list[Write]) -> list[dict[str, Any]]:
+        """Other stores' writes (a table, ledger postings) as items of this store's
+        transactions."""
+        return [self._storage.transaction_item(w) for w in writes]
 
     def try_code(self, player_id: str, now: float, limit: int, window_seconds: int) -> bool:
         """Count one invite code the player tries; False once ``limit`` were tried in this

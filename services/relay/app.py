@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.common.adapters import Publisher
-from services.common.store import Outbound
+from services.common.records import Outbound
 from services.common.telemetry import Telemetry
 
 

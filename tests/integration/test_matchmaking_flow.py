@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from services.ledger.book import Ledger, Posting, escrow_account
+from services.common.ledger import Ledger, Posting, escrow_account
 from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
 from shared_engine import apply, parse_action, start_round
 from shared_engine.search import level_policy
@@ -111,7 +111,7 @@ def lobby_item(harness: Harness, code: str) -> dict[str, Any]:
 
 
 def ledger(harness: Harness) -> Ledger:
-    return Ledger(harness.aws.client("dynamodb"), harness.aws.settings.ledger_table)
+    return Ledger(harness.storage)
 
 
 def fund(harness: Harness, player_id: str, points: int, jokers: int = 0) -> None:

@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from local.aws import HANDLER_MODULES, LocalAws, reset
 from local.iam import current_entry_point
 from services.common.audit import replay
-from services.ledger.book import Ledger, Posting
+from services.common.ledger import Ledger, Posting
 from shared_engine import (
     MatchMode,
     action_to_wire,
@@ -74,7 +74,7 @@ def fresh_stack(moto_url: str, **env: str) -> Iterator[Harness]:
 
 
 def ledger_of(harness: Harness) -> Ledger:
-    return Ledger(harness.aws.client("dynamodb"), harness.aws.settings.ledger_table)
+    return Ledger(harness.storage)
 
 
 def fund(harness: Harness, players: list[str]) -> None:
