@@ -304,6 +304,8 @@ class UnitOfWork:
 def _check(writes: Sequence[Write]) -> None:
     if len(writes) > TRANSACTION_LIMIT:
         raise InvalidTransaction(f"{len(writes)} items: more than {TRANSACTION_LIMIT}")
+    if any(isinstance(w, Update) and not (w.set or w.keep or w.add or w.remove) for w in writes):
+        raise InvalidTransaction("an update that changes nothing")
     keys = [(w.table, tuple(sorted(w.key.items()))) for w in writes]
     if len(set(keys)) != len(keys):
         raise InvalidTransaction("one item touched twice in a transaction")
@@ -336,7 +338,9 @@ class MemoryStorage:
         with self._lock:
             items = [
                 dict(item)
-                for key, item in sorted(self.tables[table].items(), key=lambda kv: str(kv[0]))
+                for key, item in sorted(
+                    self.tables[table].items(), key=lambda kv: tuple(map(str, kv[0]))
+                )
                 if key[0] == pk and (prefix is None or str(key[1]).startswith(prefix))
             ]
         return items[:limit] if limit is not None else items
