@@ -80,13 +80,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     aws = LocalAws(moto_url, relay.deliver, issuer, turn_seconds=args.turn_seconds)
     settings = aws.settings
     ledger = ledger_handler.service()
-    dynamodb = aws.client("dynamodb")
-    matchmaking = MatchmakingStore(
-        dynamodb,
-        settings.matchmaking_table,
-        settings.players_table,
-        DynamoStorage.of(dynamodb, settings),
-    )
+    matchmaking = MatchmakingStore(DynamoStorage.of(aws.client("dynamodb"), settings))
 
     def welcome(identity: Identity) -> None:
         ledger.welcome(identity.player_id, settings.welcome_points, settings.welcome_jokers)

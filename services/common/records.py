@@ -320,3 +320,131 @@ class Connection:
             "connected_at": self.connected_at,
             "expires_at": self.expires_at,
         }
+
+
+# --- matchmaking ------------------------------------------------------------------------
+
+
+def queue_pk(queue_key: str) -> str:
+    return f"QUEUE#{queue_key}"
+
+
+def lobby_key(code: str) -> Key:
+    return {"pk": f"LOBBY#{code}", "sk": "LOBBY"}
+
+
+@dataclass(frozen=True)
+class QueueTicket:
+    """A player waiting in a queue: the queue's entry, and the ticket the player item holds
+    while they wait (each move on is conditional on it)."""
+
+    queue_key: str
+    sk: str
+    player_id: str
+    name: str
+    ticket: str
+    expires_at: float
+
+    @property
+    def key(self) -> Key:
+        return {"pk": queue_pk(self.queue_key), "sk": self.sk}
+
+    def to_item(self, ttl: int) -> Item:
+        return {
+            **self.key,
+            "player_id": self.player_id,
+            "name": self.name,
+            "ticket": self.ticket,
+            "queue_expires_at": self.expires_at,
+            "expires_at": int(self.expires_at) + ttl,
+        }
+
+    @classmethod
+    def from_item(cls, queue_key: str, item: Item) -> QueueTicket:
+        return cls(
+            queue_key=queue_key,
+            sk=_str(item["sk"]),
+            player_id=_str(item["player_id"]),
+            name=_str(item["name"]),
+            ticket=_str(item["ticket"]),
+            expires_at=_float(item["queue_expires_at"]),
+        )
+
+    @classmethod
+    def held_by(cls, player: Player) -> QueueTicket | None:
+        """The ticket the player item holds, if the player is queued."""
+        if player.queue_key is None or player.queue_sk is None or player.ticket is None:
+            return None
+        return cls(
+            player.queue_key, player.queue_sk, player.player_id, player.name, player.ticket, 0.0
+        )
+
+
+def seat_attribute(seat: int) -> str:
+    return f"s{seat}"
+
+
+@dataclass(frozen=True)
+class Lobby:
+    """A friends table being formed behind its invite code."""
+
+    code: str
+    host: str
+    mode: str
+    variant: str
+    status: str
+    seats: dict[int, SeatPlayer]
+    table_id: str | None
+    rematch_of: str | None = None
+    """The ended friends table whose four this lobby seats again, each in their seat."""
+    held: dict[int, SeatPlayer] = field(default_factory=dict)
+    """A rematch's seats kept for the ended match's players (taken or not): nobody
+    else may take one; the host's bots may fill one still empty."""
+
+    def awaiting(self) -> dict[int, SeatPlayer]:
+        """The held seats not taken yet."""
+        return {seat: p for seat, p in self.held.items() if seat not in self.seats}
+
+    @property
+    def key(self) -> Key:
+        return lobby_key(self.code)
+
+    def to_item(self, expires_at: int) -> Item:
+        item: Item = {
+            **self.key,
+            "host": self.host,
+            "mode": self.mode,
+            "variant": self.variant,
+            "status": self.status,
+            "expires_at": expires_at,
+        }
+        item.update({seat_attribute(seat): p.model_dump_json() for seat, p in self.seats.items()})
+        item.update({f"h{seat}": p.model_dump_json() for seat, p in self.held.items()})
+        if self.rematch_of is not None:
+            item["rematch_of"] = self.rematch_of
+        if self.table_id is not None:
+            item["table_id"] = self.table_id
+        return item
+
+    @classmethod
+    def from_item(cls, item: Item) -> Lobby:
+        def players(prefix: str) -> dict[int, SeatPlayer]:
+            return {
+                seat: SeatPlayer.model_validate(json.loads(_str(item[f"{prefix}{seat}"])))
+                for seat in SEATS
+                if f"{prefix}{seat}" in item
+            }
+
+        table_id = item.get("table_id")
+        rematch_of = item.get("rematch_of")
+        return cls(
+            code=_str(item["pk"]).removeprefix("LOBBY#"),
+            host=_str(item["host"]),
+            mode=_str(item["mode"]),
+            variant=_str(item["variant"]),
+            status=_str(item["status"]),
+            seats=players("s"),
+            table_id=_str(table_id) if table_id is not None else None,
+            rematch_of=_str(rematch_of) if rematch_of is not None else None,
+            held=players("h"),
+        )

@@ -566,14 +566,11 @@ class DynamoStorage:
             request["ConditionExpression"] = expression.condition(write.when, KEYS[write.table][0])
         return expression.apply(request)
 
-    def transaction_item(self, write: Write) -> dict[str, Any]:
-        return {type(write).__name__: self.request(write)}
-
     def commit(self, writes: Sequence[Write]) -> Outcome:
         _check(writes)
         if len(writes) == 1:
             return self._single(writes[0])
-        items = [self.transaction_item(w) for w in writes]
+        items = [{type(w).__name__: self.request(w)} for w in writes]
         try:
             self._db.transact_write_items(TransactItems=items)
         except Exception as exc:

@@ -17,9 +17,7 @@ from services.matchmaking.store import MatchmakingStore
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> MatchmakingService:
     storage = DynamoStorage.of(clients.dynamodb, settings)
     return MatchmakingService(
-        store=MatchmakingStore(
-            clients.dynamodb, settings.matchmaking_table, settings.players_table, storage
-        ),
+        store=MatchmakingStore(storage),
         games=GameStore(storage),
         ledger=Ledger(storage),
         pusher=ApiGatewayPusher(clients.connections),

@@ -131,12 +131,7 @@ def w(
     telemetry: RecordingTelemetry,
 ) -> World:
     counting = CountingClient(db)
-    mm_store = MatchmakingStore(
-        counting,
-        constants.MATCHMAKING.name,
-        constants.PLAYERS.name,
-        DynamoStorage.default(counting),
-    )
+    mm_store = MatchmakingStore(DynamoStorage.default(counting))
     ledger = Ledger(DynamoStorage.default(db))
     store = GameStore(DynamoStorage.default(counting))
     machine = FakeMachine()
