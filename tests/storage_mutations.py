@@ -40,6 +40,23 @@ def dropped(name: str, path: str, condition: str, *killed_by: str) -> Mutation:
 STORE = "services/common/store.py"
 LEDGER = "services/common/ledger.py"
 PRESENCE = "services/common/presence.py"
+MATCHMAKING = "services/matchmaking/store.py"
+BUSY = "test_a_player_somewhere_is_busy"
+REMATCH = "test_a_rematch_takes_a_player_still_at_the_ended_table_only"
+LEAVE = "test_leaving_a_lobby_needs_it_forming_and_the_seat_still_yours"
+START = "test_a_lobby_starts_only_as_it_was_read"
+FREE = 'FREE = AllOf((Lacks("queue_key"), Lacks("lobby"), Lacks("table_id")))'
+ENDED = 'ended = AllOf((Equals("table_id", leaving), Lacks("queue_key"), Lacks("lobby")))'
+LINE = "\n" + " " * 16
+"""A new line, indented as the stores' write arguments are."""
+FREED = (
+    "when=AllOf("
+    + LINE
+    + '(Equals("status", "forming"), Equals(name, lobby.seats[seat].model_dump_json()))'
+)
+UNQUEUED = (
+    'remove=("queue_key", "queue_sk", "ticket"),' + LINE + 'when=Equals("ticket", ticket.ticket),'
+)
 MUTATIONS = (
     Mutation(
         "the table's version (a move, a deal, a score)",
@@ -169,6 +186,143 @@ MUTATIONS = (
         LEDGER,
         "when=AnyOf(",
         "test_a_clients_bookings_of_a_day_stay_within_its_limit",
+    ),
+    Mutation(
+        "a free player: no queue",
+        MATCHMAKING,
+        FREE,
+        FREE.replace('Lacks("queue_key"), ', ""),
+        (BUSY,),
+    ),
+    Mutation(
+        "a free player: no lobby", MATCHMAKING, FREE, FREE.replace('Lacks("lobby"), ', ""), (BUSY,)
+    ),
+    Mutation(
+        "a free player: no table",
+        MATCHMAKING,
+        FREE,
+        FREE.replace(', Lacks("table_id")', ""),
+        (BUSY,),
+    ),
+    dropped("queueing needs a free player", MATCHMAKING, "when=FREE,", BUSY),
+    dropped("a lobby takes a free player", MATCHMAKING, "when=free,", BUSY, REMATCH),
+    Mutation(
+        "a rematch: the player is at that ended table",
+        MATCHMAKING,
+        ENDED,
+        ENDED.replace('Equals("table_id", leaving), ', ""),
+        (REMATCH,),
+    ),
+    Mutation(
+        "a rematch: the player is in no queue",
+        MATCHMAKING,
+        ENDED,
+        ENDED.replace('Lacks("queue_key"), ', ""),
+        (REMATCH,),
+    ),
+    Mutation(
+        "a rematch: the player is in no lobby",
+        MATCHMAKING,
+        ENDED,
+        ENDED.replace(', Lacks("lobby")', ""),
+        (REMATCH,),
+    ),
+    dropped(
+        "leaving the queue with the ticket that holds the player",
+        MATCHMAKING,
+        "Player.key_of(ticket.player_id)," + LINE + UNQUEUED,
+        "test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them",
+    ),
+    dropped(
+        "seating from the queue with the ticket that holds the player",
+        MATCHMAKING,
+        'set={"table_id": table_id, "seat": seat},' + LINE + UNQUEUED,
+        "test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them",
+    ),
+    dropped(
+        "seating from a lobby its members only",
+        MATCHMAKING,
+        'when=Equals("lobby", code),',
+        "test_a_lobby_seats_its_own_members_only",
+    ),
+    dropped(
+        "a lobby's code, create-only",
+        MATCHMAKING,
+        "when=Absent(), refusal=CODE_TAKEN",
+        "test_an_invite_code_opens_one_lobby",
+    ),
+    Mutation(
+        "a seat taken while the lobby forms",
+        MATCHMAKING,
+        'when=AllOf((Equals("status", "forming"), Lacks(seat_attribute(seat)))),',
+        "when=AllOf((Lacks(seat_attribute(seat)),)),",
+        ("test_a_seat_is_taken_once_and_only_while_forming",),
+    ),
+    Mutation(
+        "a seat taken once",
+        MATCHMAKING,
+        'when=AllOf((Equals("status", "forming"), Lacks(seat_attribute(seat)))),',
+        'when=AllOf((Equals("status", "forming"),)),',
+        ("test_a_seat_is_taken_once_and_only_while_forming",),
+    ),
+    Mutation(
+        "a lobby starts while forming",
+        MATCHMAKING,
+        'held: list[Condition] = [Equals("status", "forming")]',
+        'held: list[Condition] = [Lacks("never")]',
+        (START,),
+    ),
+    Mutation(
+        "a lobby starts with its seats as read",
+        MATCHMAKING,
+        "held.append(Equals(name, lobby.seats[seat].model_dump_json()))",
+        'held.append(Lacks("never"))',
+        (START,),
+    ),
+    Mutation(
+        "a lobby starts with its empty seats still empty",
+        MATCHMAKING,
+        "held.append(Lacks(name))",
+        'held.append(Lacks("never"))',
+        (START,),
+    ),
+    dropped(
+        "a host closes a lobby still forming",
+        MATCHMAKING,
+        'set={"status": "closed"},' + LINE + 'when=Equals("status", "forming"),',
+        LEAVE,
+    ),
+    dropped(
+        "a member leaves the lobby they are in",
+        MATCHMAKING,
+        'when=Equals("lobby", lobby.code),',
+        LEAVE,
+    ),
+    Mutation(
+        "a guest leaves a lobby still forming",
+        MATCHMAKING,
+        FREED,
+        FREED.replace('Equals("status", "forming"), ', ""),
+        (LEAVE,),
+    ),
+    Mutation(
+        "a guest frees their own seat only",
+        MATCHMAKING,
+        FREED,
+        FREED.replace(", Equals(name, lobby.seats[seat].model_dump_json())", ","),
+        (LEAVE,),
+    ),
+    dropped(
+        "invite codes tried per window",
+        MATCHMAKING,
+        'when=AnyOf((Lacks("tries"), Below("tries", limit))),',
+        "test_invite_codes_tried_are_limited_per_window",
+    ),
+    dropped(
+        "a release frees the player from that table only",
+        MATCHMAKING,
+        'when=Equals("table_id", table_id),',
+        "test_a_release_frees_the_player_from_that_table_only",
     ),
 )
 

@@ -20,8 +20,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
-from services.common.adapters import Clock, Pusher
-from services.common.dynamo import error_code
+from services.common.adapters import Clock, Pusher, send_task_success
 from services.common.events import (
     BOT_ID_PREFIX,
     BotLevel,
@@ -609,14 +608,9 @@ class MatchmakingService:
     def answer_task(self, ticket: dict[str, Any], task_token: str) -> None:
         """Answer one pass; a task already answered or timed out needs no answer any more."""
         status = self.try_match(ticket)
-        try:
-            self._machine.send_task_success(
-                taskToken=task_token, output=json.dumps({"status": status})
-            )
-        except Exception as exc:
-            if error_code(exc) not in ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist"):
-                raise
-            self._telemetry.info("task answered before", reason=error_code(exc))
+        late = send_task_success(self._machine, task_token, {"status": status})
+        if late is not None:
+            self._telemetry.info("task answered before", reason=late)
 
     def abandon(self, ticket: dict[str, Any]) -> None:
         """The state machine gave up on a ticket: the player leaves the queue and is told."""

@@ -13,16 +13,30 @@ import pytest
 from services.common.events import SeatPlayer
 from services.common.ledger import DAY_LIMIT, Balance, ExternalBooking, Ledger, Posting
 from services.common.presence import PresenceStore
-from services.common.records import SEATS, LogEntry, RoundRecord, ScoreRecord, TableRecord
+from services.common.records import (
+    SEATS,
+    Lobby,
+    LogEntry,
+    Player,
+    QueueTicket,
+    RoundRecord,
+    ScoreRecord,
+    TableRecord,
+)
 from services.common.store import GameStore
 from services.common.unit_of_work import (
     AlreadyDone,
+    Busy,
     Committed,
+    LostRace,
     MemoryStorage,
+    Outcome,
     Short,
     Update,
     VersionConflict,
+    Write,
 )
+from services.matchmaking.store import CODE_TAKEN, MatchmakingStore
 from shared_engine import MatchMode
 from tests.storage_mutations import MUTATIONS, Mutation, applies
 
@@ -297,6 +311,147 @@ def test_a_clients_bookings_of_a_day_stay_within_its_limit(ledger: Ledger) -> No
     assert ledger.balance("p1") == Balance(900, 0)
     outcome, _ = ledger.book_external(booking("k-0004", 300), "2026-12-02", LIMITS, 1.0)
     assert isinstance(outcome, Committed), "a new day, a new limit"
+
+
+# --- matchmaking -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mm(storage: MemoryStorage) -> MatchmakingStore:
+    return MatchmakingStore(storage)
+
+
+def ticket(player: str = "p1", ticket_id: str = "t-1") -> QueueTicket:
+    return QueueTicket(
+        "one_round:twos-meld:0", f"0001#{player}", player, player.upper(), ticket_id, 99.0
+    )
+
+
+def commit(mm: MatchmakingStore, *writes: Write) -> Outcome:
+    return mm.unit().add(*writes).commit()
+
+
+@pytest.mark.parametrize("place", ["queue_key", "lobby", "table_id"])
+def test_a_player_somewhere_is_busy(
+    mm: MatchmakingStore, storage: MemoryStorage, place: str
+) -> None:
+    storage.put("players", {"player_id": "p1", place: "somewhere"})
+    assert commit(mm, *mm.enqueue(ticket(), 60)) == Busy(("p1",))
+    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE")) == Busy(("p1",))
+    assert mm.waiting("one_round:twos-meld:0", 4) == []
+    assert mm.player("p1") == Player.from_item({"player_id": "p1", place: "somewhere"})
+
+
+def test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them(
+    mm: MatchmakingStore,
+) -> None:
+    assert commit(mm, *mm.enqueue(ticket(ticket_id="t-2"), 60)).ok
+    assert commit(mm, *mm.dequeue(ticket(ticket_id="t-1"))) == LostRace(("p1",))
+    assert commit(mm, *mm.seat_from_queue(ticket(ticket_id="t-1"), "tb", 1)) == LostRace(("p1",))
+    assert mm.player("p1").ticket == "t-2"
+    assert [t.ticket for t in mm.waiting("one_round:twos-meld:0", 4)] == ["t-2"]
+
+
+def test_a_lobby_seats_its_own_members_only(mm: MatchmakingStore) -> None:
+    assert commit(mm, mm.player_to_lobby("p1", "P1", "AAAAAA")).ok
+    assert commit(mm, mm.seat_from_lobby("p1", "BBBBBB", "tb", 2)) == LostRace(("p1",))
+    assert mm.player("p1").table_id is None
+
+
+def lobby(**changes: object) -> Lobby:
+    host = SeatPlayer(player_id="h", name="H")
+    made = Lobby("AAAAAA", "h", "one_round", "twos-meld", "forming", {1: host}, None)
+    return Lobby(**{**made.__dict__, **changes})  # type: ignore[arg-type]
+
+
+def test_an_invite_code_opens_one_lobby(mm: MatchmakingStore) -> None:
+    first = lobby()
+    assert commit(mm, *mm.create_lobby(first, first.seats[1], 99)).ok
+    other = lobby(host="x", seats={1: SeatPlayer(player_id="x", name="X")})
+    assert commit(mm, *mm.create_lobby(other, other.seats[1], 99)) == CODE_TAKEN
+    assert mm.lobby("AAAAAA") == first
+    assert mm.player("x").lobby is None
+
+
+def test_a_seat_is_taken_once_and_only_while_forming(
+    mm: MatchmakingStore, storage: MemoryStorage
+) -> None:
+    made = lobby()
+    storage.put("matchmaking", made.to_item(99))
+    guest = SeatPlayer(player_id="g", name="G")
+    assert commit(mm, mm.take_seat("AAAAAA", 1, guest)) == LostRace()
+    assert commit(mm, mm.take_seat("AAAAAA", 2, guest)).ok
+    storage.put("matchmaking", lobby(status="closed").to_item(99))
+    assert commit(mm, mm.take_seat("AAAAAA", 3, guest)) == LostRace()
+    assert mm.lobby("AAAAAA") == lobby(status="closed")
+
+
+def test_a_lobby_starts_only_as_it_was_read(mm: MatchmakingStore, storage: MemoryStorage) -> None:
+    read = lobby()
+    bots = {s: SeatPlayer(player_id=f"bot-{s}", name="B", bot=True) for s in (2, 3, 4)}
+    seats = {**read.seats, **bots}
+    guest = SeatPlayer(player_id="g", name="G")
+    # A guest took seat 2 since the read; the host's seat changed; the lobby closed.
+    for stored in (
+        lobby(seats={**read.seats, 2: guest}),
+        lobby(seats={1: SeatPlayer(player_id="h", name="renamed")}),
+        lobby(status="closed"),
+    ):
+        storage.put("matchmaking", stored.to_item(99))
+        assert commit(mm, mm.start_lobby(read, seats, "tb")) == LostRace()
+        assert mm.lobby("AAAAAA") == stored
+    storage.put("matchmaking", read.to_item(99))
+    assert commit(mm, mm.start_lobby(read, seats, "tb")).ok
+
+
+def test_leaving_a_lobby_needs_it_forming_and_the_seat_still_yours(
+    mm: MatchmakingStore, storage: MemoryStorage
+) -> None:
+    guest = SeatPlayer(player_id="g", name="G")
+    read = lobby(seats={**lobby().seats, 2: guest})
+    storage.put("players", {"player_id": "g", "lobby": "AAAAAA"})
+    storage.put("players", {"player_id": "h", "lobby": "AAAAAA"})
+    storage.put(
+        "matchmaking", lobby(seats={**lobby().seats, 2: guest}, status="started").to_item(9)
+    )
+    assert commit(mm, *mm.leave_lobby(read, "g")) == LostRace()
+    assert commit(mm, *mm.leave_lobby(read, "h")) == LostRace()
+    other = SeatPlayer(player_id="g", name="G2")
+    storage.put("matchmaking", lobby(seats={**lobby().seats, 2: other}).to_item(9))
+    assert commit(mm, *mm.leave_lobby(read, "g")) == LostRace()
+    storage.put("matchmaking", read.to_item(9))
+    storage.put("players", {"player_id": "g", "lobby": "BBBBBB"})
+    assert commit(mm, *mm.leave_lobby(read, "g")) == LostRace(("g",))
+    assert mm.lobby("AAAAAA") == read
+
+
+def test_a_rematch_takes_a_player_still_at_the_ended_table_only(
+    mm: MatchmakingStore, storage: MemoryStorage
+) -> None:
+    storage.put("players", {"player_id": "p1", "table_id": "f-old", "seat": 2})
+    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-other")) == Busy(("p1",))
+    storage.put("players", {"player_id": "p1", "table_id": "f-old", "queue_key": "q"})
+    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-old")) == Busy(("p1",))
+    storage.put("players", {"player_id": "p1", "table_id": "f-old", "lobby": "L"})
+    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-old")) == Busy(("p1",))
+    storage.put("players", {"player_id": "p1", "table_id": "f-old", "seat": 2})
+    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-old")).ok
+    assert mm.player("p1") == Player("p1", "P1", lobby="CODE")
+
+
+def test_invite_codes_tried_are_limited_per_window(mm: MatchmakingStore) -> None:
+    assert [mm.try_code("p1", 100.0, 3, 600) for _ in range(4)] == [True, True, True, False]
+    assert mm.try_code("p1", 700.0, 3, 600), "a new window"
+
+
+def test_a_release_frees_the_player_from_that_table_only(
+    mm: MatchmakingStore, storage: MemoryStorage
+) -> None:
+    storage.put("players", {"player_id": "p1", "table_id": "t-new", "seat": 1})
+    mm.release("p1", "t-old")
+    assert mm.player("p1").table_id == "t-new"
+    mm.release("p1", "t-new")
+    assert mm.player("p1").table_id is None
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
