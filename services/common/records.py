@@ -59,6 +59,14 @@ def outbox(events: Sequence[Outbound]) -> Item:
     return {"outbox": _json([e.as_json() for e in events])} if events else {}
 
 
+def outbox_events(item: Item) -> list[Outbound]:
+    """The events an item's ``outbox`` carries (none if it has no outbox)."""
+    raw = item.get("outbox")
+    if not raw:
+        return []
+    return [Outbound(e["detail-type"], e["detail"], e["source"]) for e in json.loads(_str(raw))]
+
+
 # --- the games table --------------------------------------------------------------------
 
 
