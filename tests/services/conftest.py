@@ -23,7 +23,7 @@ from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import DynamoStorage
+from services.common.unit_of_work import DynamoStorage, MemoryStorage, Storage
 from shared_engine import MatchMode, RoundState, dumps, start_round
 from tests.services.fakes import (
     FakeClock,
@@ -80,6 +80,14 @@ def db(_dynamodb: Any) -> Any:
 @pytest.fixture
 def storage(db: Any) -> DynamoStorage:
     return DynamoStorage.default(db)
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def either_storage(request: pytest.FixtureRequest) -> Storage:
+    """Each storage in turn, for the cases both must answer alike (moto only when asked)."""
+    if request.param == "memory":
+        return MemoryStorage()
+    return DynamoStorage.default(request.getfixturevalue("db"))
 
 
 @pytest.fixture

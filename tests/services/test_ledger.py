@@ -14,8 +14,6 @@ from services.common.unit_of_work import (
     AlreadyDone,
     AtLeast,
     Committed,
-    DynamoStorage,
-    MemoryStorage,
     Put,
     Short,
     Storage,
@@ -25,11 +23,9 @@ from services.common.unit_of_work import (
 pytestmark = pytest.mark.unit
 
 
-@pytest.fixture(params=["memory", "dynamodb"])
-def storage(request: pytest.FixtureRequest) -> Storage:
-    if request.param == "memory":
-        return MemoryStorage()
-    return DynamoStorage.default(request.getfixturevalue("db"))
+@pytest.fixture
+def storage(either_storage: Storage) -> Storage:
+    return either_storage
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ in-memory storage decide conditions as DynamoDB does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from services.common.events import SeatPlayer
@@ -269,18 +271,23 @@ def test_an_external_key_books_one_body_only(ledger: Ledger) -> None:
     assert ledger.balance("p2") == Balance(0, 0)
 
 
+def credited_before_the_booking(storage: MemoryStorage, points: int) -> None:
+    """Another booking credits p1 between ``book_external``'s read and its commit."""
+    real = storage.commit
+
+    def credited_first(writes: Sequence[Write]) -> Outcome:
+        real([Update("ledger", Balance.key_of("p1"), add={"points": points})])
+        storage.commit = real  # type: ignore[method-assign]
+        return real(writes)
+
+    storage.commit = credited_first  # type: ignore[method-assign]
+
+
 def test_an_external_booking_is_exact_or_nothing(ledger: Ledger, storage: MemoryStorage) -> None:
     """The balance condition: a balance that moves between the read and the write (another
     booking on the account) refuses the booking, so the balance it reports is exact."""
     ledger.book([Posting("p1", "welcome", "welcome", points=100)], 1.0)
-    real = storage.commit
-
-    def moved_first(writes: object) -> object:
-        real([Update("ledger", Balance.key_of("p1"), add={"points": 1})])
-        storage.commit = real  # type: ignore[method-assign]
-        return real(writes)  # type: ignore[arg-type]
-
-    storage.commit = moved_first  # type: ignore[assignment, method-assign]
+    credited_before_the_booking(storage, 1)
     outcome, _ = ledger.book_external(booking(), "2026-12-01", LIMITS, 2.0)
     assert outcome == VersionConflict()
     assert ledger.balance("p1") == Balance(101, 0)
@@ -289,14 +296,7 @@ def test_an_external_booking_is_exact_or_nothing(ledger: Ledger, storage: Memory
 def test_a_first_external_booking_needs_the_account_still_empty(
     ledger: Ledger, storage: MemoryStorage
 ) -> None:
-    real = storage.commit
-
-    def created_first(writes: object) -> object:
-        real([Update("ledger", Balance.key_of("p1"), add={"points": 7})])
-        storage.commit = real  # type: ignore[method-assign]
-        return real(writes)  # type: ignore[arg-type]
-
-    storage.commit = created_first  # type: ignore[assignment, method-assign]
+    credited_before_the_booking(storage, 7)
     outcome, _ = ledger.book_external(booking(), "2026-12-01", LIMITS, 2.0)
     assert outcome == VersionConflict()
     assert ledger.balance("p1") == Balance(7, 0)

@@ -22,14 +22,12 @@ from services.common.unit_of_work import (
     Busy,
     Committed,
     Delete,
-    DynamoStorage,
     Equals,
     Exists,
     Has,
     InvalidTransaction,
     Lacks,
     LostRace,
-    MemoryStorage,
     Put,
     Refused,
     Short,
@@ -42,11 +40,9 @@ from services.common.unit_of_work import (
 pytestmark = pytest.mark.unit
 
 
-@pytest.fixture(params=["memory", "dynamodb"])
-def storage(request: pytest.FixtureRequest) -> Storage:
-    if request.param == "memory":
-        return MemoryStorage()
-    return DynamoStorage.default(request.getfixturevalue("db"))
+@pytest.fixture
+def storage(either_storage: Storage) -> Storage:
+    return either_storage
 
 
 def key(sk: str, pk: str = "T#1") -> dict[str, str]:
