@@ -468,10 +468,10 @@ def outcome(harness: Harness, table_id: str) -> Outcome:
             entries.append(
                 (
                     account,
-                    e["sk"]["S"],
-                    int(e["points"]["N"]),
-                    int(e["jokers"]["N"]),
-                    e["purpose"]["S"],
+                    str(e["sk"]),
+                    int(e["points"]),
+                    int(e["jokers"]),
+                    str(e["purpose"]),
                 )
             )
         balance = book.balance(account)
@@ -618,9 +618,9 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
     jokers_booked = 0
     for player in players:
         for entry in book.entries(player):
-            key = entry["sk"]["S"]
+            key = str(entry["sk"])
             if key == f"ENTRY#{table_id}:settlement:{players.index(player) + 1}":
-                settlements.append(int(entry["points"]["N"]))
+                settlements.append(int(entry["points"]))
             elif key.startswith(f"ENTRY#{table_id}:joker:"):
                 jokers_booked += 1
     if len(settlements) != len(players):
