@@ -26,6 +26,7 @@ from services.common.unit_of_work import (
     Absent,
     AlreadyDone,
     Committed,
+    Condition,
     Equals,
     Exists,
     Lacks,
@@ -86,7 +87,7 @@ class GameStore:
 
     @staticmethod
     def _table_update(
-        old: TableRecord, new: TableRecord, *also: Any, drop: Sequence[str] = ()
+        old: TableRecord, new: TableRecord, *also: Condition, drop: Sequence[str] = ()
     ) -> Update:
         """The versioned update of the ``TABLE`` item (``also``: further conditions);
         ``drop`` names attributes to remove."""

@@ -22,7 +22,7 @@ import copy
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from services.common import constants
 from services.common.dynamo import (
@@ -35,6 +35,9 @@ from services.common.dynamo import (
     query_all,
     s,
 )
+
+if TYPE_CHECKING:
+    from services.common.settings import Settings
 
 Value = str | int | float | bool
 Item = dict[str, Value]
@@ -321,7 +324,6 @@ class MemoryStorage:
 
     def __init__(self) -> None:
         self.tables: dict[TableKind, dict[tuple[Value, ...], Item]] = {k: {} for k in KEYS}
-        self.commits: list[Sequence[Write]] = []
         self._lock = threading.Lock()
 
     def _key(self, table: TableKind, key: Mapping[str, Value]) -> tuple[Value, ...]:
@@ -361,7 +363,6 @@ class MemoryStorage:
             ]
             if failed:
                 return outcome_of(writes, failed)
-            self.commits.append(writes)
             results = [self._apply(w, item) for w, item in zip(writes, found, strict=True)]
         if len(writes) == 1:
             return results[0]
@@ -475,7 +476,7 @@ class DynamoStorage:
         self._names = dict(names)
 
     @classmethod
-    def of(cls, client: DynamoClient, settings: Any) -> DynamoStorage:
+    def of(cls, client: DynamoClient, settings: Settings) -> DynamoStorage:
         """The storage over the tables ``settings`` names (``services.common.settings``)."""
         return cls(
             client,
