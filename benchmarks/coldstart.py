@@ -214,6 +214,7 @@ def prepare_first_call() -> tuple[dict[str, Any], dict[str, Any], Any]:
     from services.common.events import SeatPlayer
     from services.common.records import TableRecord
     from services.common.store import GameStore
+    from services.common.unit_of_work import DynamoStorage
     from shared_engine import MatchMode, action_to_wire, apply, dumps, start_round
     from shared_engine.bots import heuristic_policy
 
@@ -234,7 +235,7 @@ def prepare_first_call() -> tuple[dict[str, Any], dict[str, Any], Any]:
     os.environ["CANASTA_SCHEDULER_ROLE_ARN"] = f"arn:aws:iam::{ACCOUNT}:role/canasta-bench"
     players = {s: SeatPlayer(player_id=f"player-{s}", name=f"Player {s}") for s in (1, 2, 3, 4)}
     state = start_round("cold-start", dealer=4)
-    GameStore(dynamodb, constants.GAMES.name).create_table(
+    GameStore(DynamoStorage.default(dynamodb)).create_table(
         TableRecord(
             table_id="cold",
             mode=MatchMode.THREE_ROUNDS,

@@ -350,6 +350,7 @@ class Match:
         from local.resources import create_resources
         from services.common.settings import Settings
         from services.common.store import GameStore
+        from services.common.unit_of_work import DynamoStorage
 
         # Keep boto3's default session: the meter's hooks are on it, the warm clients come from it.
         with mock_aws(config={"core": {"reset_boto3_session": False}}):
@@ -368,7 +369,8 @@ class Match:
                 self._wired = True
             self.settings = Settings()
             self.platform = Platform(self.meter, self.resources, self.client)
-            self.games = GameStore(self.client("dynamodb"), self.settings.games_table)
+            self.storage = DynamoStorage.of(self.client("dynamodb"), self.settings)
+            self.games = GameStore(self.storage)
             yield
 
     def play(
@@ -543,9 +545,7 @@ class Match:
     def _table_of(self, player_id: str) -> str:
         from services.common.presence import PresenceStore
 
-        presence = PresenceStore(
-            self.games._db, self.settings.connections_table, self.settings.players_table
-        )
+        presence = PresenceStore(self.storage)
         player = presence.get_player(player_id)
         if player is None or player.table_id is None:
             raise RuntimeError(f"{player_id} was not seated: {self.platform.errors}")

@@ -531,8 +531,9 @@ async def run(args: argparse.Namespace) -> Report:
 def auto_played(aws: Any, stats: Stats) -> int:
     """Turns the server played for a seat it took for absent (none, in a healthy run)."""
     from services.common.store import GameStore
+    from services.common.unit_of_work import DynamoStorage
 
-    store = GameStore(aws.client("dynamodb"), aws.settings.games_table)
+    store = GameStore(DynamoStorage.of(aws.client("dynamodb"), aws.settings))
     return sum(
         1
         for table_id in stats.tables
@@ -543,19 +544,20 @@ def auto_played(aws: Any, stats: Stats) -> int:
 
 def check_ledgers(aws: Any, stats: Stats, wait: float) -> list[str]:
     """Every finished match settled once, zero-sum; every account equals its entries."""
-    from services.ledger.book import Ledger
+    from services.common.ledger import Ledger
+    from services.common.unit_of_work import DynamoStorage
 
-    book = Ledger(aws.client("dynamodb"), aws.settings.ledger_table)
+    book = Ledger(DynamoStorage.of(aws.client("dynamodb"), aws.settings))
     problems: list[str] = []
     deadline = time.time() + wait
     for table_id in sorted(stats.finished):
         players = stats.tables.get(table_id, {})
         while True:
             settled = [
-                (player, int(e["points"]["N"]))
+                (player, int(e["points"]))
                 for player in players.values()
                 for e in book.entries(player)
-                if e["sk"]["S"].startswith(f"ENTRY#{table_id}:settlement:")
+                if str(e["sk"]).startswith(f"ENTRY#{table_id}:settlement:")
             ]
             if len(settled) >= 4 or time.time() > deadline:
                 break

@@ -29,6 +29,7 @@ from local.console import Console, quiet_handler_logs
 from local.gateway import Gateway
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
+from services.common.unit_of_work import DynamoStorage
 from services.ledger import handler as ledger_handler
 from services.matchmaking.store import MatchmakingStore
 
@@ -84,9 +85,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     )
     settings = aws.settings
     ledger = ledger_handler.service()
-    matchmaking = MatchmakingStore(
-        aws.client("dynamodb"), settings.matchmaking_table, settings.players_table
-    )
+    matchmaking = MatchmakingStore(DynamoStorage.of(aws.client("dynamodb"), settings))
 
     def welcome(identity: Identity) -> None:
         ledger.welcome(identity.player_id, settings.welcome_points, settings.welcome_jokers)

@@ -26,20 +26,35 @@ from ops.replay import Verdict, rounds_of, seat_view, verify
 from ops.stage import Stage
 from services.common import constants
 from services.common.adapters import ApiGatewayPusher
+from services.common.afterwrite import AfterWrite
 from services.common.dynamo import error_code, query_all, s
 from services.common.events import TableAborted, is_bot_id
-from services.common.records import TableRecord
-from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
-from services.common.tableviews import ViewPusher
-from services.ledger.app import closing
-from services.ledger.book import (
-    AlreadyBooked,
+from services.common.ledger import (
     Balance,
-    InsufficientFunds,
     Ledger,
     Posting,
+    closing,
     escrow_account,
     match_account,
+)
+from services.common.records import (
+    ClosedRecord,
+    Connection,
+    Outbound,
+    Player,
+    QueueTicket,
+    TableRecord,
+)
+from services.common.store import GameStore
+from services.common.tableviews import ViewPusher
+from services.common.unit_of_work import (
+    AlreadyDone,
+    Committed,
+    DynamoStorage,
+    Item,
+    Short,
+    TableKind,
+    from_item,
 )
 from shared_engine.match import TEAM_NAMES, winner_of
 
@@ -47,6 +62,14 @@ SOURCE = f"{constants.EVENT_SOURCE}.ops"
 SUPPORT_ACCOUNT = "house:support"
 """Where support credits come from: every credit is a transfer, so the book stays zero-sum."""
 RECENT_MATCHES = 10
+STORED: dict[TableKind, constants.TableSpec] = {
+    "games": constants.GAMES,
+    "ledger": constants.LEDGER,
+    "players": constants.PLAYERS,
+    "connections": constants.CONNECTIONS,
+    "matchmaking": constants.MATCHMAKING,
+}
+"""The tables the console reads and writes through the services' own records."""
 TURN_GRACE_SECONDS = 120
 """A turn's timer fires within the minute after its deadline (EventBridge Scheduler); past
 this it is overdue, not late."""
@@ -90,14 +113,17 @@ class Console:
         self._db = stage.client("dynamodb")
         self._clock = clock
         self._limit = credit_limit or CreditLimit()
-        self._games = GameStore(self._db, stage.table(constants.GAMES))
-        self._ledger = Ledger(self._db, stage.table(constants.LEDGER))
+        self._storage = DynamoStorage(
+            self._db, {kind: stage.table(spec) for kind, spec in STORED.items()}
+        )
+        self._games = GameStore(self._storage)
+        self._ledger = Ledger(self._storage)
 
     # --- reads -----------------------------------------------------------------------
 
     def find_players(self, query: str) -> list[str]:
         """Player ids for an id or a name (names are not unique: every match)."""
-        if self._player_item(query):
+        if self._player(query) is not None:
             return [query]
         page = query_all(
             self._db,
@@ -107,20 +133,21 @@ class Console:
             ExpressionAttributeNames={"#name": "name"},
             ExpressionAttributeValues={":name": s(query)},
         )
-        return sorted({item["player_id"]["S"] for item in page})
+        return sorted({str(from_item(item)["player_id"]) for item in page})
 
     def player(self, player_id: str) -> dict[str, Any]:
         """The account, where the player is now, and their last matches with the entries."""
-        item = self._player_item(player_id)
+        found = self._player(player_id)
+        if found is None:
+            raise Refused(f"no player {player_id!r}")
         balance = self._ledger.balance(player_id)
         entries = [_entry(e) for e in self._ledger.entries(player_id)]
         by_match: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for entry in entries:
             if entry["match"]:
                 by_match[entry["match"]].append(entry)
-        current = item.get("table_id", {}).get("S")
-        if current:
-            by_match.setdefault(current, [])
+        if found.table_id:
+            by_match.setdefault(found.table_id, [])
         latest = sorted(
             by_match, key=lambda m: max((e["at"] for e in by_match[m]), default=1e18), reverse=True
         )
@@ -136,10 +163,10 @@ class Console:
             )
         return {
             "player_id": player_id,
-            "name": item.get("name", {}).get("S"),
+            "name": found.name,
             "balance": {"points": balance.points, "jokers": balance.jokers},
-            "connection": self._connection(item.get("connection_id", {}).get("S")),
-            "place": _place(item),
+            "connection": self._connection(found.connection_id),
+            "place": _place(found),
             "matches": matches,
             "other_entries": [e for e in entries if not e["match"]],
         }
@@ -154,8 +181,7 @@ class Console:
     ) -> dict[str, Any]:
         """Everything about a table, the replay's verdict, and a seat's view if asked."""
         table = self._table(table_id)
-        history = self._games.history(table_id)
-        played = rounds_of(history)
+        played = rounds_of(self._games.records(table_id))
         twos = table.variant == "twos-meld"
         verdict = verify(
             played, twos=twos, live_state=table.state, live_round=table.round, totals=table.totals
@@ -221,27 +247,28 @@ class Console:
             {":table": s(constants.TABLE_SK), ":playing": s("playing")},
             {"#status": "status"},
         ):
-            deadline = float(item["turn_deadline"]["N"]) if "turn_deadline" in item else None
+            table = TableRecord.from_item(item)
+            deadline = table.turn_deadline
             if deadline is not None and deadline < now - TURN_GRACE_SECONDS:
                 tables.append(
                     {
-                        "table_id": item["table_id"]["S"],
+                        "table_id": table.table_id,
                         "overdue_seconds": round(now - deadline),
-                        "round": int(item["round"]["N"]),
-                        "version": int(item["version"]["N"]),
+                        "round": table.round,
+                        "version": table.version,
                     }
                 )
         tickets = []
         for item in self._scan(
             constants.MATCHMAKING, "begins_with(pk, :queue)", {":queue": s("QUEUE#")}
         ):
-            expires = float(item["queue_expires_at"]["N"])
-            if expires < now - TICKET_GRACE_SECONDS:
+            ticket = QueueTicket.from_item(str(item["pk"]).removeprefix("QUEUE#"), item)
+            if ticket.expires_at < now - TICKET_GRACE_SECONDS:
                 tickets.append(
                     {
-                        "queue": item["pk"]["S"].removeprefix("QUEUE#"),
-                        "player_id": item["player_id"]["S"],
-                        "overdue_seconds": round(now - expires),
+                        "queue": ticket.queue_key,
+                        "player_id": ticket.player_id,
+                        "overdue_seconds": round(now - ticket.expires_at),
                     }
                 )
         return {
@@ -260,17 +287,13 @@ class Console:
             ExpressionAttributeValues={":pk": s(f"AUDIT#{day}")},
             ConsistentRead=True,
         )
+        fields = ("at", "operator", "action", "target", "reason", "outcome")
         return [
             {
-                "at": item["at"]["S"],
-                "operator": item["operator"]["S"],
-                "action": item["action"]["S"],
-                "target": item["target"]["S"],
-                "reason": item["reason"]["S"],
-                "outcome": item["outcome"]["S"],
-                "changes": json.loads(item["changes"]["S"]),
+                **{name: str(record[name]) for name in fields},
+                "changes": json.loads(str(record["changes"])),
             }
-            for item in items
+            for record in map(from_item, items)
         ]
 
     # --- actions -----------------------------------------------------------------------
@@ -320,10 +343,11 @@ class Console:
         }
 
         def apply() -> dict[str, Any]:
-            try:
-                self._ledger.book(postings, self._clock())
-            except AlreadyBooked:
+            booked = self._ledger.book(postings, self._clock())
+            if isinstance(booked, AlreadyDone):
                 return {"outcome": "done before"}
+            if not isinstance(booked, Committed):
+                raise Refused(f"the ledger refused: {booked}")
             if table.status == "playing":
                 self._close(table, f"voided: {reason}")
             return {"outcome": "applied"}
@@ -354,7 +378,7 @@ class Console:
     ) -> Plan:
         """Move points or jokers between support's account and a player's, within the
         limit; ``key`` (by default one made of the request) makes it happen once."""
-        if not self._player_item(player_id) or is_bot_id(player_id) or ":" in player_id:
+        if self._player(player_id) is None or is_bot_id(player_id) or ":" in player_id:
             raise Refused(f"{player_id!r} is not a player's account")
         if not points and not jokers:
             raise Refused("nothing to credit: give --points or --jokers")
@@ -389,14 +413,13 @@ class Console:
         )
 
         def apply() -> dict[str, Any]:
-            try:
-                self._ledger.book(postings, self._clock())
-            except AlreadyBooked:
+            booked = self._ledger.book(postings, self._clock())
+            if isinstance(booked, AlreadyDone):
                 return {"outcome": "done before"}
-            except InsufficientFunds as exc:
-                raise Refused(
-                    f"the balance of {', '.join(exc.accounts)} does not cover it"
-                ) from None
+            if isinstance(booked, Short):
+                raise Refused(f"the balance of {', '.join(booked.accounts)} does not cover it")
+            if not isinstance(booked, Committed):
+                raise Refused(f"the ledger refused: {booked}")
             balance = self._ledger.balance(player_id)
             return {
                 "outcome": "applied",
@@ -408,12 +431,8 @@ class Console:
 
     def plan_kick(self, connection_id: str, reason: str) -> Plan:
         """Close a connection, as API Gateway does when it drops one: ``$disconnect`` runs."""
-        item = self._db.get_item(
-            TableName=self._stage.table(constants.CONNECTIONS),
-            Key={"connection_id": s(connection_id)},
-            ConsistentRead=True,
-        ).get("Item")
-        player = item["player_id"]["S"] if item else None
+        item = self._storage.get("connections", Connection.key_of(connection_id))
+        player = str(item["player_id"]) if item else None
 
         def apply() -> dict[str, Any]:
             try:
@@ -456,19 +475,19 @@ class Console:
             turn_deadline=None,
             updated_at=self._clock(),
         )
-        note = {"operator": self._stage.operator, "reason": reason}
-        try:
-            self._games.close_table(
-                table,
-                new,
-                note,
-                [Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE)],
-            )
-        except (AlreadyDone, VersionConflict):
-            raise Refused("the table changed meanwhile: look again and retry") from None
+        closed = ClosedRecord(
+            table_id=table.table_id,
+            operator=self._stage.operator,
+            reason=reason,
+            at=self._clock(),
+            outbox=(Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE),),
+        )
+        if not isinstance(self._games.close_table(table, new, closed), Committed):
+            raise Refused("the table changed meanwhile: look again and retry")
         if self._stage.connections_url is not None:
-            pusher = ViewPusher(ApiGatewayPusher(self._stage.connections()), self._games)
-            pusher.push_views(new)
+            # The services' own step after a write: views to the seats, gone seats freed.
+            views = ViewPusher(ApiGatewayPusher(self._stage.connections()))
+            AfterWrite(self._games, views, None)(new)
 
     def _record(self, plan: Plan, outcome: dict[str, Any]) -> None:
         now = self._clock()
@@ -495,23 +514,14 @@ class Console:
             raise Refused(f"no table {table_id!r}")
         return table
 
-    def _player_item(self, player_id: str) -> dict[str, Any]:
-        return dict(
-            self._db.get_item(
-                TableName=self._stage.table(constants.PLAYERS),
-                Key={"player_id": s(player_id)},
-                ConsistentRead=True,
-            ).get("Item", {})
-        )
+    def _player(self, player_id: str) -> Player | None:
+        item = self._storage.get("players", Player.key_of(player_id))
+        return Player.from_item(item) if item else None
 
     def _connection(self, connection_id: str | None) -> dict[str, Any] | None:
         if connection_id is None:
             return None
-        item = self._db.get_item(
-            TableName=self._stage.table(constants.CONNECTIONS),
-            Key={"connection_id": s(connection_id)},
-            ConsistentRead=True,
-        ).get("Item")
+        item = self._storage.get("connections", Connection.key_of(connection_id))
         return {"connection_id": connection_id, "open": item is not None}
 
     def _scan(
@@ -520,7 +530,7 @@ class Console:
         condition: str,
         values: dict[str, Any],
         names: dict[str, str] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Item]:
         """A filtered scan, every page: the console's only wide read, for ``stuck``."""
         kwargs: dict[str, Any] = {
             "TableName": self._stage.table(spec),
@@ -528,10 +538,10 @@ class Console:
             "ExpressionAttributeValues": values,
             **({"ExpressionAttributeNames": names} if names else {}),
         }
-        found: list[dict[str, Any]] = []
+        found: list[Item] = []
         while True:
             page = self._db.scan(**kwargs)
-            found.extend(page.get("Items", []))
+            found.extend(map(from_item, page.get("Items", [])))
             if "LastEvaluatedKey" not in page:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -560,24 +570,26 @@ class Console:
         return found
 
 
-def _entry(item: dict[str, Any]) -> dict[str, Any]:
+def _entry(item: Item) -> dict[str, Any]:
+    """A ledger entry as the console shows it (``Posting.entry`` wrote it)."""
+    match = item.get("match")
     return {
-        "key": item["sk"]["S"].removeprefix("ENTRY#"),
-        "purpose": item.get("purpose", {}).get("S"),
-        "points": int(item.get("points", {}).get("N", 0)),
-        "jokers": int(item.get("jokers", {}).get("N", 0)),
-        "match": item.get("match", {}).get("S"),
-        "at": float(item.get("at", {}).get("N", 0)),
+        "key": str(item["sk"]).removeprefix("ENTRY#"),
+        "purpose": str(item.get("purpose", "")),
+        "points": int(item.get("points", 0)),
+        "jokers": int(item.get("jokers", 0)),
+        "match": str(match) if match is not None else None,
+        "at": float(item.get("at", 0)),
     }
 
 
-def _place(item: dict[str, Any]) -> dict[str, Any]:
-    if "table_id" in item:
-        return {"at": "table", "table_id": item["table_id"]["S"], "seat": int(item["seat"]["N"])}
-    if "lobby" in item:
-        return {"at": "lobby", "code": item["lobby"]["S"]}
-    if "queue_key" in item:
-        return {"at": "queue", "queue": item["queue_key"]["S"]}
+def _place(player: Player) -> dict[str, Any]:
+    if player.table_id is not None:
+        return {"at": "table", "table_id": player.table_id, "seat": player.seat}
+    if player.lobby is not None:
+        return {"at": "lobby", "code": player.lobby}
+    if player.queue_key is not None:
+        return {"at": "queue", "queue": player.queue_key}
     return {"at": "nowhere"}
 
 

@@ -11,11 +11,10 @@ a tampered log entry or commitment shows as a mismatch.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.common.store import LogEntry
+from services.common.records import LogEntry, TableHistory
 from shared_engine import (
     EngineError,
     JokerButton,
@@ -60,36 +59,20 @@ class Verdict:
         return not self.mismatches
 
 
-def rounds_of(items: list[dict[str, Any]]) -> list[Round]:
-    """The rounds of a table from its items (``GameStore.history``), in order."""
-    by_key = {item["sk"]["S"]: item for item in items}
-    found = []
-    for key in sorted(k for k in by_key if k.startswith("ROUND#")):
-        number = int(key.split("#")[1])
-        item = by_key[key]
-        moves = tuple(
-            LogEntry(
-                round=number,
-                version=int(log_key.split("#")[2]),
-                seat=int(by_key[log_key]["seat"]["N"]),
-                action=json.loads(by_key[log_key]["action"]["S"]),
-                auto=bool(by_key[log_key].get("auto", {}).get("BOOL", False)),
-                at=float(by_key[log_key].get("at", {}).get("N", 0)),
-            )
-            for log_key in sorted(k for k in by_key if k.startswith(f"LOG#{number:04d}#"))
+def rounds_of(history: TableHistory) -> list[Round]:
+    """The rounds of a table from its records (``GameStore.records``), in order."""
+    scores = {score.round: score.result for score in history.scores}
+    return [
+        Round(
+            number=dealt.round,
+            seed=dealt.seed,
+            commitment=dealt.commitment,
+            dealer=dealt.dealer,
+            moves=tuple(e for e in history.logs if e.round == dealt.round),
+            scored=scores.get(dealt.round),
         )
-        score = by_key.get(f"SCORE#{number:04d}")
-        found.append(
-            Round(
-                number=number,
-                seed=item["seed"]["S"],
-                commitment=item["commitment"]["S"],
-                dealer=int(item["dealer"]["N"]),
-                moves=moves,
-                scored=json.loads(score["result"]["S"]) if score else None,
-            )
-        )
-    return found
+        for dealt in history.rounds
+    ]
 
 
 def _start(played: Round, *, twos: bool, totals: tuple[int, int]) -> RoundState:

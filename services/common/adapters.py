@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from services.common.dynamo import error_code
-from services.common.store import Outbound
+from services.common.records import Outbound
 
 
 class Clock(Protocol):
@@ -172,3 +172,18 @@ class DeadlineTurnTimers:
         except Exception as exc:
             if error_code(exc) != "ConflictException":
                 raise
+
+
+TASK_ANSWERED_BEFORE = frozenset({"TaskTimedOut", "InvalidToken", "TaskDoesNotExist"})
+
+
+def send_task_success(machine: Any, task_token: str, output: dict[str, Any]) -> str | None:
+    """Answer a Step Functions task; the reason it needs no answer any more (it timed out
+    or was answered before), if so."""
+    try:
+        machine.send_task_success(taskToken=task_token, output=json.dumps(output))
+    except Exception as exc:
+        if error_code(exc) not in TASK_ANSWERED_BEFORE:
+            raise
+        return error_code(exc)
+    return None

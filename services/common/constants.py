@@ -124,6 +124,8 @@ def queue_name(consumer: str) -> str:
 
 # Item keys of the games table.
 TABLE_SK: Final = "TABLE"
+CLOSED_SK: Final = "CLOSED"
+"""The item of a table an operator closed: who, why, and its ``TableAborted``."""
 
 
 def table_pk(table_id: str) -> str:

@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
-from services.common.dynamo import CONDITION_FAILED, DynamoClient, error_code, n, s
+from services.common.records import Connection, Player
+from services.common.unit_of_work import (
+    Committed,
+    Delete,
+    Equals,
+    LostRace,
+    Put,
+    Storage,
+    Update,
+)
 
-
-@dataclass(frozen=True)
-class Player:
-    player_id: str
-    name: str
-    connection_id: str | None = None
-    table_id: str | None = None
-    seat: int | None = None
+__all__ = ["Player", "PresenceStore"]
 
 
 class PresenceStore:
     """The connections table (one item per live connection) and the players table."""
 
-    def __init__(self, client: DynamoClient, connections_table: str, players_table: str) -> None:
-        self._db = client
-        self._connections = connections_table
-        self._players = players_table
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
 
     def add_connection(
         self, connection_id: str, player_id: str, name: str, now: float, ttl: int
@@ -33,85 +32,69 @@ class PresenceStore:
         Returns the player and the connection this one replaces (another tab or
         device of the same player), if any.
         """
-        self._db.put_item(
-            TableName=self._connections,
-            Item={
-                "connection_id": s(connection_id),
-                "player_id": s(player_id),
-                "connected_at": n(now),
-                "expires_at": n(int(now) + ttl),
-            },
+        connection = Connection(connection_id, player_id, now, int(now) + ttl)
+        self._storage.commit([Put("connections", connection.to_item())])
+        done = self._storage.commit(
+            [
+                Update(
+                    "players",
+                    Player.key_of(player_id),
+                    set={"name": name, "connection_id": connection_id, "seen_at": now},
+                    returning="old",
+                )
+            ]
         )
-        old = self._db.update_item(
-            TableName=self._players,
-            Key={"player_id": s(player_id)},
-            UpdateExpression="SET #name = :name, connection_id = :conn, seen_at = :now",
-            ExpressionAttributeNames={"#name": "name"},
-            ExpressionAttributeValues={":name": s(name), ":conn": s(connection_id), ":now": n(now)},
-            ReturnValues="ALL_OLD",
-        ).get("Attributes")
+        old = done.before if isinstance(done, Committed) else None
         if not old:
             return Player(player_id, name, connection_id), None
-        before = _player(old)
+        before = Player.from_item(old)
         return replace(before, name=name, connection_id=connection_id), before.connection_id
 
     def remove_connection(self, connection_id: str) -> Player | None:
         """Forget a connection; returns the player if it was their current one."""
-        old = self._db.delete_item(
-            TableName=self._connections,
-            Key={"connection_id": s(connection_id)},
-            ReturnValues="ALL_OLD",
-        ).get("Attributes")
+        done = self._storage.commit(
+            [Delete("connections", Connection.key_of(connection_id), returning="old")]
+        )
+        old = done.before if isinstance(done, Committed) else None
         if not old:
             return None
-        try:
-            item = self._db.update_item(
-                TableName=self._players,
-                Key={"player_id": old["player_id"]},
-                UpdateExpression="REMOVE connection_id",
-                ConditionExpression="connection_id = :conn",
-                ExpressionAttributeValues={":conn": s(connection_id)},
-                ReturnValues="ALL_NEW",
-            )["Attributes"]
-        except Exception as exc:
-            if error_code(exc) == CONDITION_FAILED:
-                return None
-            raise
-        return _player(item)
+        released = self._storage.commit(
+            [
+                Update(
+                    "players",
+                    Player.key_of(str(old["player_id"])),
+                    remove=("connection_id",),
+                    when=Equals("connection_id", connection_id),
+                    refusal=LostRace(),
+                    returning="new",
+                )
+            ]
+        )
+        if not isinstance(released, Committed) or released.after is None:
+            return None
+        return Player.from_item(released.after)
 
     def player_of(self, connection_id: str) -> str | None:
         """The player on a live connection (None once it closed)."""
-        item = self._db.get_item(
-            TableName=self._connections, Key={"connection_id": s(connection_id)}
-        ).get("Item")
-        return item["player_id"]["S"] if item else None
+        item = self._storage.get("connections", Connection.key_of(connection_id), consistent=False)
+        return str(item["player_id"]) if item else None
 
     def get_player(self, player_id: str) -> Player | None:
-        item = self._db.get_item(
-            TableName=self._players, Key={"player_id": s(player_id)}, ConsistentRead=True
-        ).get("Item")
-        return _player(item) if item else None
+        item = self._storage.get("players", Player.key_of(player_id))
+        return Player.from_item(item) if item else None
 
     def seat_player(self, player_id: str, name: str, table_id: str, seat: int) -> Player:
         """Record the player's live table (matchmaking guards it with its own conditions)."""
-        item = self._db.update_item(
-            TableName=self._players,
-            Key={"player_id": s(player_id)},
-            UpdateExpression=(
-                "SET #name = if_not_exists(#name, :name), table_id = :table, seat = :seat"
-            ),
-            ExpressionAttributeNames={"#name": "name"},
-            ExpressionAttributeValues={":name": s(name), ":table": s(table_id), ":seat": n(seat)},
-            ReturnValues="ALL_NEW",
-        )["Attributes"]
-        return _player(item)
-
-
-def _player(item: dict[str, Any]) -> Player:
-    return Player(
-        player_id=item["player_id"]["S"],
-        name=item.get("name", {}).get("S", ""),
-        connection_id=item["connection_id"]["S"] if "connection_id" in item else None,
-        table_id=item["table_id"]["S"] if "table_id" in item else None,
-        seat=int(item["seat"]["N"]) if "seat" in item else None,
-    )
+        done = self._storage.commit(
+            [
+                Update(
+                    "players",
+                    Player.key_of(player_id),
+                    set={"table_id": table_id, "seat": seat},
+                    keep={"name": name},
+                    returning="new",
+                )
+            ]
+        )
+        assert isinstance(done, Committed) and done.after is not None
+        return Player.from_item(done.after)

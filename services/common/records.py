@@ -1,15 +1,81 @@
-"""What the services keep about a table between invocations."""
+"""Every item the services keep, one typed record each: its key and its (de)serialization.
+
+Nothing else in the services reads or writes an item's attributes: the stores
+(``store``, ``presence``, ``ledger``, ``services/matchmaking/store``) build their
+writes (``unit_of_work``) from these records, and read them back through them.
+Items are Python values (``unit_of_work.Item``); the DynamoDB storage turns
+them into attribute maps at its boundary.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
+from services.common import constants
 from services.common.events import SeatPlayer
+from services.common.unit_of_work import Item, Key
 from shared_engine.match import MatchMode
 
 Status = Literal["playing", "finished", "aborted"]
 SEATS = (1, 2, 3, 4)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, (int, float)) and not isinstance(value, bool)
+    return int(value)
+
+
+def _float(value: object) -> float:
+    assert isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value)
+
+
+def _str(value: object) -> str:
+    assert isinstance(value, str)
+    return value
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """An event to publish once the write that carries it has committed."""
+
+    detail_type: str
+    detail: dict[str, Any]
+    source: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"detail-type": self.detail_type, "source": self.source, "detail": self.detail}
+
+
+def outbox(events: Sequence[Outbound]) -> Item:
+    """The ``outbox`` attribute: the events the stream relay publishes from the item."""
+    return {"outbox": _json([e.as_json() for e in events])} if events else {}
+
+
+def outbox_events(item: Item) -> list[Outbound]:
+    """The events an item's ``outbox`` carries (none if it has no outbox)."""
+    raw = item.get("outbox")
+    if not raw:
+        return []
+    return [Outbound(e["detail-type"], e["detail"], e["source"]) for e in json.loads(_str(raw))]
+
+
+# --- the games table --------------------------------------------------------------------
+
+
+def table_key(table_id: str, sk: str = constants.TABLE_SK) -> Key:
+    return {"pk": constants.table_pk(table_id), "sk": sk}
+
+
+def conn_attribute(seat: int) -> str:
+    return f"conn{seat}"
 
 
 @dataclass(frozen=True)
@@ -44,3 +110,391 @@ class TableRecord:
 
     def evolve(self, **changes: object) -> TableRecord:
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def key(self) -> Key:
+        return table_key(self.table_id)
+
+    def changing(self) -> Item:
+        """The attributes a versioned write sets (everything but the match's fixed facts and
+        the connections, which presence writes on its own)."""
+        item: Item = {
+            "version": self.version,
+            "status": self.status,
+            "round": self.round,
+            "totals_a": self.totals[0],
+            "totals_b": self.totals[1],
+            "tie_break": int(self.tie_break),
+            "turn_started": self.turn_started,
+            "updated_at": self.updated_at,
+        }
+        if self.state is not None:
+            item["state"] = self.state
+        if self.turn_deadline is not None:
+            item["turn_deadline"] = self.turn_deadline
+        return item
+
+    def to_item(self) -> Item:
+        item: Item = {
+            **self.key,
+            "table_id": self.table_id,
+            "mode": self.mode.value,
+            "variant": self.variant,
+            "stake": self.stake,
+            "seats": json.dumps({str(seat): p.model_dump() for seat, p in self.seats.items()}),
+            **self.changing(),
+        }
+        for seat, conn in self.connections.items():
+            if conn:
+                item[conn_attribute(seat)] = conn
+        return item
+
+    @classmethod
+    def from_item(cls, item: Item) -> TableRecord:
+        seats = {
+            int(seat): SeatPlayer.model_validate(player)
+            for seat, player in json.loads(_str(item["seats"])).items()
+        }
+        deadline = item.get("turn_deadline")
+        state = item.get("state")
+        return cls(
+            table_id=_str(item["table_id"]),
+            mode=MatchMode(_str(item["mode"])),
+            variant=item["variant"],  # type: ignore[arg-type]
+            stake=_int(item["stake"]),
+            seats=seats,
+            version=_int(item["version"]),
+            status=item["status"],  # type: ignore[arg-type]
+            round=_int(item["round"]),
+            totals=(_int(item["totals_a"]), _int(item["totals_b"])),
+            tie_break=item.get("tie_break", 0) == 1,
+            state=_str(state) if state is not None else None,
+            connections={
+                seat: _str(item[conn_attribute(seat)]) if conn_attribute(seat) in item else None
+                for seat in SEATS
+            },
+            turn_started=_int(item["turn_started"]),
+            turn_deadline=_float(deadline) if deadline is not None else None,
+            updated_at=_float(item["updated_at"]),
+        )
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """A dealt round: its seed (revealed at the end) and the commitment shown at the start."""
+
+    table_id: str
+    round: int
+    seed: str
+    commitment: str
+    dealer: int
+    at: float
+    outbox: tuple[Outbound, ...] = ()
+
+    def to_item(self) -> Item:
+        return {
+            **table_key(self.table_id, constants.round_sk(self.round)),
+            "seed": self.seed,
+            "commitment": self.commitment,
+            "dealer": self.dealer,
+            "at": self.at,
+            **outbox(self.outbox),
+        }
+
+    @classmethod
+    def from_item(cls, item: Item) -> RoundRecord:
+        _, round_number = _str(item["sk"]).split("#")
+        return cls(
+            table_id=_str(item["pk"]).split("#", 1)[1],
+            round=int(round_number),
+            seed=_str(item["seed"]),
+            commitment=_str(item["commitment"]),
+            dealer=_int(item["dealer"]),
+            at=_float(item.get("at", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One applied action, appended to the table's log with the write that applied it."""
+
+    round: int
+    version: int
+    seat: int
+    action: dict[str, Any]
+    auto: bool
+    at: float
+    outbox: tuple[Outbound, ...] = ()
+    repaired: bool = False
+    """What follows the write was run again once, for a client that re-sent the move."""
+
+    def to_item(self, table_id: str) -> Item:
+        return {
+            **table_key(table_id, constants.log_sk(self.round, self.version)),
+            "seat": self.seat,
+            "action": _json(self.action),
+            "auto": self.auto,
+            "at": self.at,
+            **outbox(self.outbox),
+        }
+
+    @classmethod
+    def from_item(cls, item: Item) -> LogEntry:
+        _, round_number, version = _str(item["sk"]).split("#")
+        return cls(
+            round=int(round_number),
+            version=int(version),
+            seat=_int(item["seat"]),
+            action=json.loads(_str(item["action"])),
+            auto=bool(item["auto"]),
+            at=_float(item["at"]),
+            repaired=item.get("repaired") is True,
+        )
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    """A scored round: its result (``RoundScored``'s body) and the events it publishes."""
+
+    table_id: str
+    round: int
+    result: dict[str, Any]
+    outbox: tuple[Outbound, ...] = ()
+
+    def to_item(self) -> Item:
+        return {
+            **table_key(self.table_id, constants.score_sk(self.round)),
+            "result": _json(self.result),
+            **outbox(self.outbox),
+        }
+
+    @classmethod
+    def from_item(cls, item: Item) -> ScoreRecord:
+        _, round_number = _str(item["sk"]).split("#")
+        pk = _str(item["pk"])
+        return cls(
+            table_id=pk.split("#", 1)[1],
+            round=int(round_number),
+            result=json.loads(_str(item["result"])),
+        )
+
+
+@dataclass(frozen=True)
+class ClosedRecord:
+    """A table an operator closed (``python -m ops close``): who, why, and the events its
+    insert publishes (the relay publishes inserts only, so the close is a new item)."""
+
+    table_id: str
+    operator: str
+    reason: str
+    at: float
+    outbox: tuple[Outbound, ...] = ()
+
+    def to_item(self) -> Item:
+        return {
+            **table_key(self.table_id, constants.CLOSED_SK),
+            "operator": self.operator,
+            "reason": self.reason,
+            "at": self.at,
+            **outbox(self.outbox),
+        }
+
+
+@dataclass(frozen=True)
+class TableHistory:
+    """Every record a table keeps of its play, each kind in key order."""
+
+    rounds: tuple[RoundRecord, ...]
+    logs: tuple[LogEntry, ...]
+    scores: tuple[ScoreRecord, ...]
+
+
+# --- presence ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Player:
+    """A player's item: their current connection and where they are (queue, lobby, table)."""
+
+    player_id: str
+    name: str
+    connection_id: str | None = None
+    table_id: str | None = None
+    seat: int | None = None
+    lobby: str | None = None
+    queue_key: str | None = None
+    queue_sk: str | None = None
+    ticket: str | None = None
+
+    @staticmethod
+    def key_of(player_id: str) -> Key:
+        return {"player_id": player_id}
+
+    @classmethod
+    def from_item(cls, item: Item) -> Player:
+        def text(name: str) -> str | None:
+            value = item.get(name)
+            return _str(value) if value is not None else None
+
+        seat = item.get("seat")
+        return cls(
+            player_id=_str(item["player_id"]),
+            name=text("name") or "",
+            connection_id=text("connection_id"),
+            table_id=text("table_id"),
+            seat=_int(seat) if seat is not None else None,
+            lobby=text("lobby"),
+            queue_key=text("queue_key"),
+            queue_sk=text("queue_sk"),
+            ticket=text("ticket"),
+        )
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A live WebSocket connection and whose it is; expires with its TTL."""
+
+    connection_id: str
+    player_id: str
+    connected_at: float
+    expires_at: int
+
+    @staticmethod
+    def key_of(connection_id: str) -> Key:
+        return {"connection_id": connection_id}
+
+    def to_item(self) -> Item:
+        return {
+            "connection_id": self.connection_id,
+            "player_id": self.player_id,
+            "connected_at": self.connected_at,
+            "expires_at": self.expires_at,
+        }
+
+
+# --- matchmaking ------------------------------------------------------------------------
+
+
+def queue_pk(queue_key: str) -> str:
+    return f"QUEUE#{queue_key}"
+
+
+def lobby_key(code: str) -> Key:
+    return {"pk": f"LOBBY#{code}", "sk": "LOBBY"}
+
+
+@dataclass(frozen=True)
+class QueueTicket:
+    """A player waiting in a queue: the queue's entry, and the ticket the player item holds
+    while they wait (each move on is conditional on it)."""
+
+    queue_key: str
+    sk: str
+    player_id: str
+    name: str
+    ticket: str
+    expires_at: float
+
+    @property
+    def key(self) -> Key:
+        return {"pk": queue_pk(self.queue_key), "sk": self.sk}
+
+    def to_item(self, ttl: int) -> Item:
+        return {
+            **self.key,
+            "player_id": self.player_id,
+            "name": self.name,
+            "ticket": self.ticket,
+            "queue_expires_at": self.expires_at,
+            "expires_at": int(self.expires_at) + ttl,
+        }
+
+    @classmethod
+    def from_item(cls, queue_key: str, item: Item) -> QueueTicket:
+        return cls(
+            queue_key=queue_key,
+            sk=_str(item["sk"]),
+            player_id=_str(item["player_id"]),
+            name=_str(item["name"]),
+            ticket=_str(item["ticket"]),
+            expires_at=_float(item["queue_expires_at"]),
+        )
+
+    @classmethod
+    def held_by(cls, player: Player) -> QueueTicket | None:
+        """The ticket the player item holds, if the player is queued."""
+        if player.queue_key is None or player.queue_sk is None or player.ticket is None:
+            return None
+        return cls(
+            player.queue_key, player.queue_sk, player.player_id, player.name, player.ticket, 0.0
+        )
+
+
+def seat_attribute(seat: int) -> str:
+    return f"s{seat}"
+
+
+@dataclass(frozen=True)
+class Lobby:
+    """A friends table being formed behind its invite code."""
+
+    code: str
+    host: str
+    mode: str
+    variant: str
+    status: str
+    seats: dict[int, SeatPlayer]
+    table_id: str | None
+    rematch_of: str | None = None
+    """The ended friends table whose four this lobby seats again, each in their seat."""
+    held: dict[int, SeatPlayer] = field(default_factory=dict)
+    """A rematch's seats kept for the ended match's players (taken or not): nobody
+    else may take one; the host's bots may fill one still empty."""
+
+    def awaiting(self) -> dict[int, SeatPlayer]:
+        """The held seats not taken yet."""
+        return {seat: p for seat, p in self.held.items() if seat not in self.seats}
+
+    @property
+    def key(self) -> Key:
+        return lobby_key(self.code)
+
+    def to_item(self, expires_at: int) -> Item:
+        item: Item = {
+            **self.key,
+            "host": self.host,
+            "mode": self.mode,
+            "variant": self.variant,
+            "status": self.status,
+            "expires_at": expires_at,
+        }
+        item.update({seat_attribute(seat): p.model_dump_json() for seat, p in self.seats.items()})
+        item.update({f"h{seat}": p.model_dump_json() for seat, p in self.held.items()})
+        if self.rematch_of is not None:
+            item["rematch_of"] = self.rematch_of
+        if self.table_id is not None:
+            item["table_id"] = self.table_id
+        return item
+
+    @classmethod
+    def from_item(cls, item: Item) -> Lobby:
+        def players(prefix: str) -> dict[int, SeatPlayer]:
+            return {
+                seat: SeatPlayer.model_validate(json.loads(_str(item[f"{prefix}{seat}"])))
+                for seat in SEATS
+                if f"{prefix}{seat}" in item
+            }
+
+        table_id = item.get("table_id")
+        rematch_of = item.get("rematch_of")
+        return cls(
+            code=_str(item["pk"]).removeprefix("LOBBY#"),
+            host=_str(item["host"]),
+            mode=_str(item["mode"]),
+            variant=_str(item["variant"]),
+            status=_str(item["status"]),
+            seats=players("s"),
+            table_id=_str(table_id) if table_id is not None else None,
+            rematch_of=_str(rematch_of) if rematch_of is not None else None,
+            held=players("h"),
+        )

@@ -23,7 +23,6 @@ from services.common.protocol import (
     ViewMessage,
 )
 from services.common.records import SEATS, TableRecord
-from services.common.store import GameStore
 from shared_engine import Action, RoundState, action_to_wire, loads, player_view
 from shared_engine.state import team_of
 from shared_engine.tiles import NAMES
@@ -103,12 +102,16 @@ def error_message(
     return error.model_dump(mode="json")
 
 
-class ViewPusher:
-    """Pushes to every connected seat; a gone connection frees its seat and never fails the move."""
+Gone = list[tuple[int, str]]
+"""Seats whose connection was gone when pushed to, and that connection: theirs to free
+(``AfterWrite.free``); a push itself writes nothing."""
 
-    def __init__(self, pusher: Pusher, store: GameStore) -> None:
+
+class ViewPusher:
+    """Pushes to every connected seat; a gone connection never fails the move."""
+
+    def __init__(self, pusher: Pusher) -> None:
         self._pusher = pusher
-        self._store = store
 
     def send(self, connection_id: str, message: dict[str, Any]) -> bool:
         return self._pusher.send(connection_id, message)
@@ -120,75 +123,61 @@ class ViewPusher:
         state: RoundState | None = None,
         reply: tuple[int, str] | None = None,
         moves: Sequence[dict[str, Any]] = (),
-    ) -> int:
-        """Sends each connected seat its view; returns how many were delivered.
+    ) -> Gone:
+        """Sends each connected seat its view; returns the seats whose connection was gone.
 
         ``state`` is ``table.state`` already parsed, if the caller has it. ``reply``
         is the seat whose own message produced this version and its correlation id:
         that seat's view answers it; the other seats' views are pushes.
         """
         if table.state is None:
-            return 0
+            return []
         if state is None:
             state = loads(table.state)
-        failures: list[Exception] = []
-        sends: list[Callable[[], bool]] = []
+        messages: dict[int, dict[str, Any]] = {}
         for seat in SEATS:
-            connection = table.connections.get(seat)
-            if connection is None:
+            if table.connections.get(seat) is None:
                 continue
             cid = reply[1] if reply is not None and reply[0] == seat else None
             built = view_message(table, state, seat, last_action, cid, moves=moves)
-            message = built.model_dump(mode="json")
-            sends.append(partial(self._deliver, table, seat, connection, message, failures))
-        delivered = sum(_all_at_once(sends))
-        _raise_first(failures)
-        return delivered
+            messages[seat] = built.model_dump(mode="json")
+        return self._deliver_all(table, messages)
 
-    def _deliver(
-        self,
-        table: TableRecord,
-        seat: int,
-        connection: str,
-        message: dict[str, Any],
-        failures: list[Exception],
-    ) -> bool:
-        """One push; a gone connection frees the seat. Any other failure is kept, so the
-        other seats are still served before the caller learns of it (and its retry
+    def _deliver_all(self, table: TableRecord, messages: dict[int, dict[str, Any]]) -> Gone:
+        """One push per seat, all at once. A failure other than a gone connection is kept,
+        so the other seats are still served before the caller learns of it (and its retry
         repeats the pushes: see ``TurnService._stale`` and ``ScoreService``)."""
-        try:
-            sent = self._pusher.send(connection, message)
-        except Exception as exc:
-            failures.append(exc)
-            return False
-        if not sent:
-            self._store.set_connection(table.table_id, seat, None, replacing=connection)
-        return sent
+        failures: list[Exception] = []
+
+        def deliver(connection: str, message: dict[str, Any]) -> bool:
+            try:
+                return self._pusher.send(connection, message)
+            except Exception as exc:
+                failures.append(exc)
+                return True
+
+        seats = [(s, c) for s in messages if (c := table.connections.get(s)) is not None]
+        sent = _all_at_once([partial(deliver, c, messages[s]) for s, c in seats])
+        _raise_first(failures)
+        return [seat for seat, delivered in zip(seats, sent, strict=True) if not delivered]
 
     def push_all(
         self,
         table: TableRecord,
         message: dict[str, Any],
         reply: tuple[int, dict[str, Any]] | None = None,
-    ) -> None:
+    ) -> Gone:
         """The same public message (a round or match result, a quick message) to every
-        connected seat; ``reply``: a seat that gets its own copy instead (with its cid)."""
-        failures: list[Exception] = []
-        _all_at_once(
-            [
-                partial(
-                    self._deliver,
-                    table,
-                    seat,
-                    connection,
-                    reply[1] if reply is not None and reply[0] == seat else message,
-                    failures,
-                )
+        connected seat; ``reply``: a seat that gets its own copy instead (with its cid).
+        Returns the seats whose connection was gone."""
+        return self._deliver_all(
+            table,
+            {
+                seat: reply[1] if reply is not None and reply[0] == seat else message
                 for seat in SEATS
-                if (connection := table.connections.get(seat)) is not None
-            ]
+                if table.connections.get(seat) is not None
+            },
         )
-        _raise_first(failures)
 
 
 _PUSHES = ThreadPoolExecutor(max_workers=len(SEATS), thread_name_prefix="push")

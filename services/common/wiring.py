@@ -10,10 +10,12 @@ from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
+from services.common.unit_of_work import DynamoStorage, Storage
 
 
 @dataclass(frozen=True)
 class Adapters:
+    storage: Storage
     store: GameStore
     presence: PresenceStore
     views: ViewPusher
@@ -21,7 +23,7 @@ class Adapters:
 
 
 def adapters(settings: Settings, clients: Clients) -> Adapters:
-    store = GameStore(clients.dynamodb, settings.games_table)
+    storage = DynamoStorage.of(clients.dynamodb, settings)
     timers = None
     if settings.timer_queue_url and settings.timer_queue_arn and settings.scheduler_role_arn:
         timers = DeadlineTurnTimers(
@@ -33,10 +35,9 @@ def adapters(settings: Settings, clients: Clients) -> Adapters:
             role_arn=settings.scheduler_role_arn,
         )
     return Adapters(
-        store=store,
-        presence=PresenceStore(
-            clients.dynamodb, settings.connections_table, settings.players_table
-        ),
-        views=ViewPusher(ApiGatewayPusher(clients.connections), store),
+        storage=storage,
+        store=GameStore(storage),
+        presence=PresenceStore(storage),
+        views=ViewPusher(ApiGatewayPusher(clients.connections)),
         timers=timers,
     )

@@ -13,7 +13,8 @@ from services.common.auth import Identity, TokenVerifier
 from services.common.events import PlayerConnected, PlayerDisconnected
 from services.common.presence import PresenceStore
 from services.common.protocol import OpenedElsewhereMessage
-from services.common.store import GameStore, Outbound
+from services.common.records import Outbound
+from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
 

@@ -10,6 +10,7 @@ from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
+from services.common.unit_of_work import DynamoStorage
 from services.connect.app import ConnectService
 
 
@@ -30,14 +31,12 @@ def verifier(settings: Settings, clock: Clock) -> TokenVerifier | None:
 
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> ConnectService:
     clock = SystemClock()
-    store = GameStore(clients.dynamodb, settings.games_table)
+    storage = DynamoStorage.of(clients.dynamodb, settings)
     return ConnectService(
-        store=store,
-        presence=PresenceStore(
-            clients.dynamodb, settings.connections_table, settings.players_table
-        ),
+        store=GameStore(storage),
+        presence=PresenceStore(storage),
         publisher=EventBridgePublisher(clients.events, settings.event_bus),
-        views=ViewPusher(ApiGatewayPusher(clients.connections), store),
+        views=ViewPusher(ApiGatewayPusher(clients.connections)),
         clock=clock,
         telemetry=telemetry,
         verifier=verifier(settings, clock),

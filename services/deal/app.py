@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from services.common import constants
 from services.common.adapters import Clock, Entropy, TurnTimers
+from services.common.afterwrite import AfterWrite
 from services.common.events import RoundScored, RoundStarted, TableFormed
+from services.common.ledger import Ledger
 from services.common.presence import PresenceStore
-from services.common.records import TableRecord
-from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
+from services.common.records import Outbound, RoundRecord, TableRecord
+from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
-from services.ledger.book import Ledger
+from services.common.unit_of_work import AlreadyDone, Committed, Outcome, VersionConflict
 from shared_engine import dealer_of_round, dumps, loads, start_round
 from shared_engine.turn_clock import first_turn
 
@@ -40,8 +42,7 @@ class DealService:
         self._ledger = ledger
         self._store = store
         self._presence = presence
-        self._views = views
-        self._timers = timers
+        self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
         self._entropy = entropy
         self._telemetry = telemetry
@@ -63,11 +64,7 @@ class DealService:
             seats={int(seat): player for seat, player in event.seats.items()},
             updated_at=self._clock.now(),
         )
-        created = True
-        try:
-            self._store.create_table(table)
-        except AlreadyDone:
-            created = False
+        created = isinstance(self._store.create_table(table), Committed)
         stored = table if created else self._store.get_table(table.table_id)
         # A table not yet dealt is still being formed (by this delivery or a retried one);
         # a table already playing or over keeps its players where they are now.
@@ -109,21 +106,20 @@ class DealService:
             if table.state is not None and not loads(table.state).round_over:
                 self._telemetry.warning("deal skipped", reason="previous round still running")
                 return
-            try:
-                new = self._deal(table, round_number)
-            except AlreadyDone:
+            new, outcome = self._deal(table, round_number)
+            if isinstance(outcome, AlreadyDone):
                 self._telemetry.info("deal skipped", reason="already dealt")
                 return
-            except VersionConflict:
+            if isinstance(outcome, VersionConflict):
                 continue
+            if not isinstance(outcome, Committed):
+                raise RuntimeError(f"round {round_number} was not dealt: {outcome}")
             self._telemetry.count("rounds_dealt")
-            if self._timers is not None and new.turn_deadline is not None:
-                self._timers.schedule(table_id, new.turn_started, new.turn_deadline)
-            self._views.push_views(new)
+            self._after_write(new)
             return
-        raise VersionConflict()
+        raise RuntimeError(f"round {round_number}: the table moved on during every attempt")
 
-    def _deal(self, table: TableRecord, round_number: int) -> TableRecord:
+    def _deal(self, table: TableRecord, round_number: int) -> tuple[TableRecord, Outcome]:
         seed = self._entropy.new_seed(table.table_id, round_number)
         dealer = dealer_of_round(round_number)
         jokers = tuple(
@@ -156,12 +152,13 @@ class DealService:
             commitment=state.commitment,
             version=version,
         )
-        self._store.start_round(
-            old=table,
-            new=new,
+        dealt = RoundRecord(
+            table_id=table.table_id,
+            round=round_number,
             seed=seed,
             commitment=state.commitment,
             dealer=dealer,
-            outbox=[Outbound("RoundStarted", started.model_dump(), SOURCE)],
+            at=now,
+            outbox=(Outbound("RoundStarted", started.model_dump(), SOURCE),),
         )
-        return new
+        return new, self._store.start_round(old=table, new=new, dealt=dealt)

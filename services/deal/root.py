@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from services.common.adapters import DerivedEntropy, SecureEntropy, SystemClock
+from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
 from services.common.wiring import adapters
 from services.deal.app import DealService
-from services.ledger.book import Ledger
 
 
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealService:
@@ -25,6 +25,6 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealSer
             else SecureEntropy()
         ),
         telemetry=telemetry,
-        ledger=Ledger(clients.dynamodb, settings.ledger_table),
+        ledger=Ledger(wired.storage),
         turn_seconds=settings.turn_seconds,
     )

@@ -25,22 +25,19 @@ from services.common.events import (
     TableAborted,
     is_practice,
 )
-from services.common.settings import LedgerClient
-from services.common.store import Outbound
-from services.common.telemetry import Telemetry
-from services.ledger.book import (
-    AlreadyBooked,
+from services.common.ledger import (
+    DAY_LIMIT,
     Balance,
-    BalanceMoved,
-    DayLimitReached,
     ExternalBooking,
-    InsufficientFunds,
     Ledger,
     Posting,
-    Purpose,
+    closing,
     escrow_account,
-    match_account,
 )
+from services.common.records import Outbound
+from services.common.settings import LedgerClient
+from services.common.telemetry import Telemetry
+from services.common.unit_of_work import AlreadyDone, Committed, Short, VersionConflict
 from shared_engine import MatchMode
 from shared_engine.match import TEAM_NAMES, held_stake, settle_match
 
@@ -59,13 +56,6 @@ class Refused(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def closing(table_id: str, purpose: Purpose) -> Posting:
-    """A match is settled or refunded once, whichever comes first: the create-only
-    marker that every booking of the match's end carries makes any later one a
-    duplicate (a second MatchEnded, a refund after the payout, or the reverse)."""
-    return Posting(match_account(table_id), f"{table_id}:closed", purpose, match=table_id)
 
 
 def settlement(event: MatchEnded) -> list[Posting]:
@@ -102,23 +92,6 @@ def settlement(event: MatchEnded) -> list[Posting]:
     return postings
 
 
-def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Posting]:
-    """MATCH-4: each player's stake moves to the table's escrow; refused if not covered.
-    A practice table (MATCH-3) holds no stake."""
-    postings: list[Posting] = []
-    if is_practice(seats.values()):
-        return postings
-    for seat, player in sorted(seats.items()):
-        key = f"{table_id}:escrow:{seat}"
-        postings.append(
-            Posting(player.player_id, key, "escrow", points=-stake, match=table_id, guarded=True)
-        )
-        postings.append(
-            Posting(escrow_account(table_id), key, "escrow", points=stake, match=table_id)
-        )
-    return postings
-
-
 def refund(event: TableAborted) -> list[Posting]:
     held = held_stake(event.mode, event.stake)
     postings = [closing(event.table_id, "refund")]
@@ -135,18 +108,6 @@ def refund(event: TableAborted) -> list[Posting]:
             )
         )
     return postings
-
-
-def joker_debit(table_id: str, round_number: int, player_id: str) -> Posting:
-    """JOKER-1: one spare joker, once per round per player, paid with the move."""
-    return Posting(
-        player_id,
-        f"{table_id}:joker:{round_number}",
-        "joker",
-        jokers=-1,
-        match=table_id,
-        guarded=True,
-    )
 
 
 class LedgerService:
@@ -193,11 +154,12 @@ class LedgerService:
         A duplicate books and announces nothing: ``LedgerSettled`` is for
         observers, and must never report changes the ledger does not hold.
         """
-        try:
-            self._ledger.book(postings, self._clock.now())
-        except AlreadyBooked:
+        outcome = self._ledger.book(postings, self._clock.now())
+        if isinstance(outcome, AlreadyDone):
             self._telemetry.info("booking skipped", reason="already booked", purpose=purpose)
             return
+        if not isinstance(outcome, Committed):
+            raise RuntimeError(f"the match's end was not booked: {outcome}")
         self._telemetry.count(f"ledger_{purpose}s")
         changes: dict[str, int] = {}
         for p in postings:
@@ -231,18 +193,13 @@ class LedgerService:
                     )
                 self._telemetry.info("booking skipped", reason="already booked", key=key)
                 return after
-            try:
-                after = self._ledger.book_external(booking, day, day_limits, self._clock.now())
-            except (AlreadyBooked, BalanceMoved):
+            outcome, after = self._ledger.book_external(booking, day, day_limits, self._clock.now())
+            if isinstance(outcome, (AlreadyDone, VersionConflict)):
                 continue
-            except DayLimitReached:
-                raise Refused(
-                    "daily_limit", "this client's bookings of the day reach its limit"
-                ) from None
-            except InsufficientFunds:
-                raise Refused(
-                    "insufficient_balance", "the balance does not cover the debit"
-                ) from None
+            if outcome == DAY_LIMIT:
+                raise Refused("daily_limit", "this client's bookings of the day reach its limit")
+            if isinstance(outcome, Short):
+                raise Refused("insufficient_balance", "the balance does not cover the debit")
             self._telemetry.count("ledger_external_bookings")
             return after
         raise Refused("busy", "the account changed during every attempt: retry with the same key")
@@ -265,10 +222,7 @@ class LedgerService:
 
     def welcome(self, account: str, points: int, jokers: int) -> None:
         """The local sign-in's starting balance, once per account."""
-        try:
-            self._ledger.book(
-                [Posting(account, "welcome", "welcome", points=points, jokers=jokers)],
-                self._clock.now(),
-            )
-        except AlreadyBooked:
-            return
+        self._ledger.book(
+            [Posting(account, "welcome", "welcome", points=points, jokers=jokers)],
+            self._clock.now(),
+        )

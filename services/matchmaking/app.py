@@ -20,8 +20,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
-from services.common.adapters import Clock, Pusher
-from services.common.dynamo import TRANSACTION_CANCELLED, cancelled_on, error_code
+from services.common.adapters import Clock, Pusher, send_task_success
 from services.common.events import (
     BOT_ID_PREFIX,
     BotLevel,
@@ -35,6 +34,7 @@ from services.common.events import (
     is_practice,
 )
 from services.common.flood import FloodControl, over_rate
+from services.common.ledger import Ledger, escrow
 from services.common.protocol import (
     Balance,
     BalanceMessage,
@@ -49,14 +49,13 @@ from services.common.protocol import (
     QueueLeftMessage,
     Rematch,
 )
-from services.common.records import TableRecord
+from services.common.records import Lobby, Outbound, QueueTicket, TableRecord
 from services.common.routing import Refusal, guarded, read_message
-from services.common.store import GameStore, Outbound
+from services.common.store import GameStore
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
-from services.ledger.app import escrow
-from services.ledger.book import Ledger
-from services.matchmaking.store import Entry, Lobby, MatchmakingStore
+from services.common.unit_of_work import Busy, Committed, LostRace, Put, Short, Write
+from services.matchmaking.store import MatchmakingStore
 from shared_engine import MatchMode
 
 SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
@@ -98,9 +97,9 @@ def _lobby_people(lobby: Lobby, seats: dict[int, SeatPlayer] | None = None) -> l
     return seated + [p.player_id for p in lobby.held.values() if p.player_id not in seated]
 
 
-def _entry(ticket: dict[str, Any]) -> Entry:
+def _entry(ticket: dict[str, Any]) -> QueueTicket:
     """The queue entry a state machine ticket stands for."""
-    return Entry(
+    return QueueTicket(
         queue_key=ticket["queue_key"],
         sk=ticket["sk"],
         player_id=ticket["player_id"],
@@ -206,7 +205,7 @@ class MatchmakingService:
     def _replaced(self, player_id: str, connection_id: str) -> bool:
         """Whether the player has opened a newer connection: the queue's and the lobby's
         pushes go to that one, so this one may no longer queue, leave or join for them."""
-        current = self._store.player(player_id).get("connection_id", {}).get("S")
+        current = self._store.player(player_id).connection_id
         return current is not None and current != connection_id
 
     def queue(self, player_id: str, name: str, connection_id: str, message: Queue) -> None:
@@ -223,7 +222,7 @@ class MatchmakingService:
             )
             return
         now = self._clock.now()
-        entry = Entry(
+        entry = QueueTicket(
             queue_key=queue_key(message.mode, message.variant, stake),
             sk=f"{now:017.6f}#{player_id}",
             player_id=player_id,
@@ -231,7 +230,7 @@ class MatchmakingService:
             ticket=uuid.uuid4().hex,
             expires_at=now + self._queue_seconds,
         )
-        if not self._claim(self._store.enqueue_items(entry, ENTRY_TTL), 0, connection_id, cid):
+        if not self._claim(self._store.enqueue(entry, ENTRY_TTL), connection_id, cid):
             return
         self._telemetry.count("tickets_opened")
         self._pusher.send(
@@ -268,15 +267,16 @@ class MatchmakingService:
         cid: str | None = None,
     ) -> None:
         player = self._store.player(player_id)
-        if "queue_key" in player:
-            if self._dequeue(self._entry_of(player)):
+        ticket = QueueTicket.held_by(player)
+        if ticket is not None:
+            if self._dequeue(ticket):
                 self._telemetry.count("tickets_left")
                 if connection_id:
                     left = QueueLeftMessage(reason=reason, cid=cid)  # type: ignore[arg-type]
                     self._pusher.send(connection_id, left.model_dump())
                 return
-        elif "lobby" in player:
-            lobby = self._store.lobby(player["lobby"]["S"])
+        elif player.lobby is not None:
+            lobby = self._store.lobby(player.lobby)
             if (
                 lobby is not None
                 and lobby.status == "forming"
@@ -300,11 +300,7 @@ class MatchmakingService:
         members = [
             p.player_id for p in lobby.seats.values() if not p.bot and p.player_id != player_id
         ]
-        try:
-            self._store.transact(self._store.leave_lobby_items(lobby, player_id))
-        except Exception as exc:
-            if error_code(exc) != TRANSACTION_CANCELLED:
-                raise
+        if not self._store.unit().add(*self._store.leave_lobby(lobby, player_id)).commit().ok:
             return False
         if connection_id:
             left = QueueLeftMessage(reason=reason, cid=cid)  # type: ignore[arg-type]
@@ -314,7 +310,7 @@ class MatchmakingService:
             return True
         closed = QueueLeftMessage(reason="closed").model_dump()
         for member in members:
-            connection = self._store.player(member).get("connection_id", {}).get("S")
+            connection = self._store.player(member).connection_id
             if connection:
                 self._pusher.send(connection, closed)
         return True
@@ -329,8 +325,7 @@ class MatchmakingService:
                 code, player_id, message.mode, message.variant, "forming", {1: host}, None
             )
             claimed = self._claim(
-                self._store.create_lobby_items(lobby, host, int(self._clock.now()) + ENTRY_TTL),
-                1,
+                self._store.create_lobby(lobby, host, int(self._clock.now()) + ENTRY_TTL),
                 connection_id,
                 message.cid,
             )
@@ -369,11 +364,11 @@ class MatchmakingService:
             if not free:
                 self._refuse(connection_id, "table_full", "this table is full", cid)
                 return
-            items = [
-                self._store.take_seat_item(code, free[0], me),
-                self._store.player_to_lobby_item(player_id, name, code),
+            writes: list[Write] = [
+                self._store.player_to_lobby(player_id, name, code),
+                self._store.take_seat(code, free[0], me),
             ]
-            claimed = self._claim(items, 1, connection_id, cid, (player_id, code))
+            claimed = self._claim(writes, connection_id, cid, (player_id, code))
             if claimed is None:
                 return
             if not claimed:
@@ -390,7 +385,7 @@ class MatchmakingService:
         level: BotLevel = "normal",
     ) -> None:
         player = self._store.player(player_id)
-        lobby = self._store.lobby(player["lobby"]["S"]) if "lobby" in player else None
+        lobby = self._store.lobby(player.lobby) if player.lobby is not None else None
         if lobby is None or lobby.status != "forming":
             self._refuse(connection_id, "unknown_code", "you have no table waiting", cid)
             return
@@ -446,7 +441,7 @@ class MatchmakingService:
                     held=held,
                 )
                 expires = int(self._clock.now()) + ENTRY_TTL
-                items = self._store.create_lobby_items(lobby, me, expires)
+                writes = self._store.create_lobby(lobby, me, expires)
             elif lobby.rematch_of != table_id or lobby.status == "closed":
                 attempt += 1
                 continue
@@ -458,11 +453,11 @@ class MatchmakingService:
                 return
             else:
                 lobby = Lobby(**{**lobby.__dict__, "seats": {**lobby.seats, seat: me}})
-                items = [
-                    self._store.take_seat_item(code, seat, me),
-                    self._store.player_to_lobby_item(player_id, name, code, table_id),
+                writes = [
+                    self._store.player_to_lobby(player_id, name, code, table_id),
+                    self._store.take_seat(code, seat, me),
                 ]
-            claimed = self._claim(items, 1, connection_id, cid, (player_id, code))
+            claimed = self._claim(writes, connection_id, cid, (player_id, code))
             if claimed is None:
                 return
             if not claimed:
@@ -493,7 +488,7 @@ class MatchmakingService:
 
     def _new_table(
         self, table_id: str, mode: MatchMode, variant: str, stake: int, seats: dict[int, SeatPlayer]
-    ) -> dict[str, Any]:
+    ) -> Put:
         table = TableRecord(
             table_id=table_id,
             mode=mode,
@@ -509,7 +504,7 @@ class MatchmakingService:
             stake=stake,
             seats={str(seat): player for seat, player in seats.items()},  # type: ignore[misc]
         )
-        return self._games.new_table_item(
+        return self._games.new_table(
             table, [Outbound("TableFormed", formed.model_dump(mode="json"), SOURCE)]
         )
 
@@ -519,18 +514,16 @@ class MatchmakingService:
         """Seat the four at a new table and tell them; ``reply``: the player whose message
         started it, and its ``cid``."""
         table_id = f"f-{lobby.code}-{uuid.uuid4().hex[:8]}"
-        items = [self._store.start_lobby_item(lobby, seats, table_id)]
-        items += [
-            self._store.seat_from_lobby_item(p.player_id, lobby.code, table_id, seat)
-            for seat, p in seats.items()
-            if not p.bot
-        ]
-        items.append(self._new_table(table_id, MatchMode(lobby.mode), lobby.variant, 0, seats))
-        try:
-            self._store.transact(items)
-        except Exception as exc:
-            if error_code(exc) != TRANSACTION_CANCELLED:
-                raise
+        work = self._store.unit().add(self._store.start_lobby(lobby, seats, table_id))
+        work.add(
+            *(
+                self._store.seat_from_lobby(p.player_id, lobby.code, table_id, seat)
+                for seat, p in seats.items()
+                if not p.bot
+            )
+        )
+        work.add(self._new_table(table_id, MatchMode(lobby.mode), lobby.variant, 0, seats))
+        if not work.commit().ok:
             self._telemetry.info("lobby start lost a race", code=lobby.code)
             members = [p.player_id for p in lobby.seats.values() if not p.bot]
             self._show_lobby(lobby.code, members, reply)
@@ -555,52 +548,37 @@ class MatchmakingService:
                 i + 1: SeatPlayer(player_id=e.player_id, name=e.name, bot=is_bot_id(e.player_id))
                 for i, e in enumerate(entries)
             }
-            items = [
-                self._store.seat_from_queue_item(e, table_id, i + 1) for i, e in enumerate(entries)
-            ]
-            items += [self._store.delete_entry_item(e) for e in entries]
-            items.append(self._new_table(table_id, MatchMode(mode), variant, stake, seats))
+            work = self._store.unit()
+            for i, e in enumerate(entries):
+                work.add(*self._store.seat_from_queue(e, table_id, i + 1))
+            work.add(self._new_table(table_id, MatchMode(mode), variant, stake, seats))
             postings = escrow(table_id, seats, stake) if stake else []
-            offset = len(items)
-            items += self._ledger.items(postings, self._clock.now())
-            try:
-                self._store.transact(items)
-            except Exception as exc:
-                if error_code(exc) != TRANSACTION_CANCELLED:
-                    raise
-                self._drop_blockers(exc, entries, postings, offset)
+            work.add(*Ledger.writes(postings, self._clock.now()))
+            outcome = work.commit()
+            if not outcome.ok:
+                self._drop_blockers(outcome, entries)
                 continue
             formed += 1
             self._telemetry.count("tables_formed")
         return formed
 
-    def _drop_blockers(
-        self, exc: Exception, entries: list[Entry], postings: list[Any], offset: int
-    ) -> None:
-        """After a lost formation: stale entries go, players short of the stake leave the queue."""
-        for index, entry in enumerate(entries):
-            if cancelled_on(exc, index):
-                self._store.delete_entry(entry)
-        explained = self._ledger.explain(exc, postings, offset) if postings else exc
-        short = getattr(explained, "accounts", [])
+    def _drop_blockers(self, outcome: object, entries: list[QueueTicket]) -> None:
+        """After a lost formation: stale entries go (their player moved on), players short
+        of the stake leave the queue."""
         for entry in entries:
-            if entry.player_id in short:
+            if isinstance(outcome, LostRace) and entry.player_id in outcome.players:
+                self._store.delete_entry(entry)
+            if isinstance(outcome, Short) and entry.player_id in outcome.accounts:
                 self._expire(entry, "insufficient_balance")
 
-    def _dequeue(self, entry: Entry) -> bool:
+    def _dequeue(self, entry: QueueTicket) -> bool:
         """Take the ticket's player out of the queue; False if a table took them first."""
-        try:
-            self._store.transact(self._store.dequeue_items(entry))
-        except Exception as exc:
-            if error_code(exc) != TRANSACTION_CANCELLED:
-                raise
-            return False
-        return True
+        return self._store.unit().add(*self._store.dequeue(entry)).commit().ok
 
-    def _expire(self, entry: Entry, reason: str) -> bool:
+    def _expire(self, entry: QueueTicket, reason: str) -> bool:
         if not self._dequeue(entry):
             return False
-        connection = self._store.player(entry.player_id).get("connection_id", {}).get("S")
+        connection = self._store.player(entry.player_id).connection_id
         if connection:
             if reason == "insufficient_balance":
                 self._pusher.send(
@@ -617,11 +595,11 @@ class MatchmakingService:
         """One pass of a ticket: seated, gone, expired or waiting."""
         entry = _entry(ticket)
         player = self._store.player(entry.player_id)
-        if player.get("ticket", {}).get("S") == entry.ticket:
+        if player.ticket == entry.ticket:
             self.form_tables(entry.queue_key)
             player = self._store.player(entry.player_id)
-        if player.get("ticket", {}).get("S") != entry.ticket:
-            return "seated" if "table_id" in player else "gone"
+        if player.ticket != entry.ticket:
+            return "seated" if player.table_id is not None else "gone"
         if self._clock.now() >= entry.expires_at and self._expire(entry, "timeout"):
             self._telemetry.count("tickets_expired")
             return "expired"
@@ -630,14 +608,9 @@ class MatchmakingService:
     def answer_task(self, ticket: dict[str, Any], task_token: str) -> None:
         """Answer one pass; a task already answered or timed out needs no answer any more."""
         status = self.try_match(ticket)
-        try:
-            self._machine.send_task_success(
-                taskToken=task_token, output=json.dumps({"status": status})
-            )
-        except Exception as exc:
-            if error_code(exc) not in ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist"):
-                raise
-            self._telemetry.info("task answered before", reason=error_code(exc))
+        late = send_task_success(self._machine, task_token, {"status": status})
+        if late is not None:
+            self._telemetry.info("task answered before", reason=late)
 
     def abandon(self, ticket: dict[str, Any]) -> None:
         """The state machine gave up on a ticket: the player leaves the queue and is told."""
@@ -663,25 +636,20 @@ class MatchmakingService:
 
     def _claim(
         self,
-        items: list[dict[str, Any]],
-        player_item: int,
+        writes: list[Write],
         connection_id: str,
         cid: str | None = None,
         joining: tuple[str, str] | None = None,
     ) -> bool | None:
-        """Run a transaction that puts a player somewhere: True if it did, None if the
-        player is busy elsewhere (answered ``already_playing``), False if another item
+        """Commit writes that put a player somewhere: True if they did, None if the
+        player is busy elsewhere (answered ``already_playing``), False if another write
         lost a race (read again and retry). ``joining``: (player, lobby code); a player
         found in that lobby is not busy: their own message, sent twice at once, seated
         them (the retry shows it)."""
-        try:
-            self._store.transact(items)
-        except Exception as exc:
-            if error_code(exc) != TRANSACTION_CANCELLED:
-                raise
-            if cancelled_on(exc, player_item) and (
-                joining is None
-                or self._store.player(joining[0]).get("lobby", {}).get("S") != joining[1]
+        outcome = self._store.unit().add(*writes).commit()
+        if not isinstance(outcome, Committed):
+            if isinstance(outcome, Busy) and (
+                joining is None or self._store.player(joining[0]).lobby != joining[1]
             ):
                 self._refuse(
                     connection_id,
@@ -692,16 +660,6 @@ class MatchmakingService:
                 return None
             return False
         return True
-
-    def _entry_of(self, player: dict[str, Any]) -> Entry:
-        return Entry(
-            queue_key=player["queue_key"]["S"],
-            sk=player["queue_sk"]["S"],
-            player_id=player["player_id"]["S"],
-            name=player.get("name", {}).get("S", ""),
-            ticket=player["ticket"]["S"],
-            expires_at=0.0,
-        )
 
     def _show_lobby(
         self, code: str, members: list[str], reply: tuple[str, str] | None = None
@@ -720,7 +678,7 @@ class MatchmakingService:
         """Each member's own ``lobby`` (``you`` is the member); ``reply``'s player's answers
         their message and echoes its ``cid``."""
         for member in members:
-            connection = self._store.player(member).get("connection_id", {}).get("S")
+            connection = self._store.player(member).connection_id
             if not connection:
                 continue
             view = LobbyView(

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from services.common.adapters import ApiGatewayPusher, SystemClock
 from services.common.flood import flood_control
+from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.telemetry import Telemetry
-from services.ledger.book import Ledger
+from services.common.unit_of_work import DynamoStorage
 from services.matchmaking.app import MatchmakingService
 from services.matchmaking.store import MatchmakingStore
 
 
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> MatchmakingService:
+    storage = DynamoStorage.of(clients.dynamodb, settings)
     return MatchmakingService(
-        store=MatchmakingStore(
-            clients.dynamodb, settings.matchmaking_table, settings.players_table
-        ),
-        games=GameStore(clients.dynamodb, settings.games_table),
-        ledger=Ledger(clients.dynamodb, settings.ledger_table),
+        store=MatchmakingStore(storage),
+        games=GameStore(storage),
+        ledger=Ledger(storage),
         pusher=ApiGatewayPusher(clients.connections),
         machine=clients.stepfunctions,
         state_machine_arn=settings.state_machine_arn,

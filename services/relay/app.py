@@ -9,24 +9,20 @@ consumers are idempotent, so every event arrives at least once and acts once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from services.common.adapters import Publisher
-from services.common.store import Outbound
+from services.common.records import Outbound, outbox_events
 from services.common.telemetry import Telemetry
+from services.common.unit_of_work import from_item
 
 
 def outbox_of(record: dict[str, Any]) -> list[Outbound]:
     """The events carried by one stream record (only newly inserted items carry any)."""
     if record.get("eventName") != "INSERT":
         return []
-    image = record.get("dynamodb", {}).get("NewImage", {})
-    raw = image.get("outbox", {}).get("S")
-    if not raw:
-        return []
-    return [Outbound(e["detail-type"], e["detail"], e["source"]) for e in json.loads(raw)]
+    return outbox_events(from_item(record.get("dynamodb", {}).get("NewImage", {})))
 
 
 class RelayService:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from services.common import constants
 from services.common.adapters import Clock
-from services.common.constants import score_sk
+from services.common.afterwrite import AfterWrite
 from services.common.events import (
     MatchEnded,
     RoundEnded,
@@ -18,10 +18,11 @@ from services.common.events import (
     is_practice,
 )
 from services.common.protocol import MatchResultMessage, RoundResultMessage
-from services.common.records import TableRecord
-from services.common.store import AlreadyDone, GameStore, Outbound, VersionConflict
+from services.common.records import Outbound, ScoreRecord, TableRecord
+from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
+from services.common.unit_of_work import AlreadyDone, Committed, VersionConflict
 from shared_engine import account_rewards, decide_after_round, loads, score_round
 from shared_engine.match import TEAM_NAMES, SeatPresence, winner_of
 
@@ -42,6 +43,7 @@ class ScoreService:
     ) -> None:
         self._store = store
         self._views = views
+        self._after_write = AfterWrite(store, views, None)
         self._clock = clock
         self._telemetry = telemetry
 
@@ -52,23 +54,22 @@ class ScoreService:
             if table is None or table.round != event.round or table.state is None:
                 self._telemetry.info("score skipped", reason="not this round")
                 return
-            try:
-                self._score(table)
-            except AlreadyDone:
+            outcome = self._score(table)
+            if isinstance(outcome, AlreadyDone):
                 self._telemetry.info("score skipped", reason="already scored")
                 self._announce_again(table)
                 return
-            except VersionConflict:
-                continue
-            return
-        raise VersionConflict()
+            if not isinstance(outcome, VersionConflict):
+                return
+        raise RuntimeError(f"round {event.round}: the table moved on during every attempt")
 
-    def _score(self, table: TableRecord) -> None:
+    def _score(self, table: TableRecord) -> Committed | AlreadyDone | VersionConflict | None:
+        """Score the round at the table; None if it is still running."""
         assert table.state is not None
         state = loads(table.state)
         if not state.round_over:
             self._telemetry.warning("score skipped", reason="round still running")
-            return
+            return None
         scores = score_round(state)
         totals = (table.totals[0] + scores[0].total, table.totals[1] + scores[1].total)
         decision = decide_after_round(
@@ -118,17 +119,24 @@ class ScoreService:
             turn_deadline=None,
             updated_at=self._clock.now(),
         )
-        self._store.record_score(table, new, scored.model_dump(mode="json"), outbox)
-        self._telemetry.count("rounds_scored")
-        if ended is not None:
-            self._telemetry.count("matches_ended")
-        self._announce(new, scored)
+        record = ScoreRecord(
+            table.table_id, table.round, scored.model_dump(mode="json"), tuple(outbox)
+        )
+        outcome = self._store.record_score(table, new, record)
+        if not isinstance(outcome, (Committed, AlreadyDone, VersionConflict)):
+            raise RuntimeError(f"round {table.round} was not scored: {outcome}")
+        if isinstance(outcome, Committed):
+            self._telemetry.count("rounds_scored")
+            if ended is not None:
+                self._telemetry.count("matches_ended")
+            self._announce(new, scored)
+        return outcome
 
     def _announce(self, table: TableRecord, scored: RoundScored) -> None:
         """Everyone's view, the round's result and, at the end, the match's result."""
-        self._views.push_views(table)
+        self._after_write(table)
         result = RoundResultMessage.model_validate(scored.model_dump(mode="json"))
-        self._views.push_all(table, result.model_dump(mode="json"))
+        self._after_write.free(table, self._views.push_all(table, result.model_dump(mode="json")))
         if table.status != "finished":
             return
         winner = winner_of((scored.totals["A"], scored.totals["B"]))
@@ -143,11 +151,13 @@ class ScoreService:
             rewards={str(seat): 0 if practice else amount for seat, amount in rewards.items()},  # type: ignore[misc]
             practice=practice,
         )
-        self._views.push_all(table, match_result.model_dump(mode="json"))
+        self._after_write.free(
+            table, self._views.push_all(table, match_result.model_dump(mode="json"))
+        )
 
     def _announce_again(self, table: TableRecord) -> None:
         """A redelivery after the score was written: its announcements may have been lost
         with the failure that caused the redelivery, and sending them again is harmless."""
-        item = self._store.get_item(table.table_id, score_sk(table.round))
-        if item is not None:
-            self._announce(table, RoundScored.model_validate_json(item["result"]["S"]))
+        record = self._store.score(table.table_id, table.round)
+        if record is not None:
+            self._announce(table, RoundScored.model_validate(record.result))

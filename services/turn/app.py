@@ -9,7 +9,6 @@ next connected seat's turn gets a durable timer.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, TurnTimers
+from services.common.afterwrite import AfterWrite, running
 from services.common.events import (
     ActionApplied,
     PlayerConnected,
@@ -27,6 +27,7 @@ from services.common.events import (
     RoundStarted,
 )
 from services.common.flood import FloodControl, over_rate
+from services.common.ledger import Ledger, Posting, joker_debit
 from services.common.presence import PresenceStore
 from services.common.protocol import (
     Hello,
@@ -39,19 +40,18 @@ from services.common.protocol import (
     TurnMessage,
     WelcomeMessage,
 )
-from services.common.records import TableRecord
+from services.common.records import LogEntry, Outbound, TableRecord
 from services.common.routing import Refusal, guarded, read_message
-from services.common.store import ExtraRefused, GameStore, LogEntry, Outbound, VersionConflict
+from services.common.store import GameStore
 from services.common.tableviews import ViewPusher, error_message, public_move, view_message
 from services.common.telemetry import Telemetry
-from services.ledger.app import joker_debit
-from services.ledger.book import Ledger
+from services.common.unit_of_work import AlreadyDone, Committed, Outcome, Short, VersionConflict
 from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.autoplay import auto_play_step
 from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
-from shared_engine.turn_clock import TurnClock, after_moves, timer_due
+from shared_engine.turn_clock import TurnClock, after_moves
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
@@ -77,6 +77,8 @@ class Applied:
     """The seat whose message made this write and its ``cid``: its next view answers it."""
     moves: list[dict[str, Any]] = field(default_factory=list)
     """Every move of the write as every seat may learn it (``public_move``), for the log."""
+    gone: list[tuple[int, str]] = field(default_factory=list)
+    """Seats found gone by the pushes on the way here (``AfterWrite`` frees them)."""
 
 
 class TurnService:
@@ -101,6 +103,7 @@ class TurnService:
         self._presence = presence
         self._views = views
         self._timers = timers
+        self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
         self._telemetry = telemetry
         self._turn_seconds = turn_seconds
@@ -157,7 +160,8 @@ class TurnService:
         said = SaidMessage(table_id=table.table_id, seat=seat, phrase=message.phrase)
         self._telemetry.count("quick_messages")
         own = said.model_copy(update={"cid": message.cid}).model_dump(mode="json")
-        self._views.push_all(table, said.model_dump(mode="json"), reply=(seat, own))
+        gone = self._views.push_all(table, said.model_dump(mode="json"), reply=(seat, own))
+        self._after_write.free(table, gone)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not."""
@@ -183,15 +187,14 @@ class TurnService:
             self._stale(connection_id, table, seat, resent, cid)
             return
         state = loads(table.state)
-        extra: list[dict[str, Any]] = []
+        postings: list[Posting] = []
         joker = False
         try:
             action = from_model(message.move)
             if isinstance(action, JokerButton):
                 joker = True
                 state = with_account_jokers(state, seat, self._ledger.balance(player_id).jokers)
-                debit = [joker_debit(table.table_id, table.round, player_id)]
-                extra = self._ledger.items(debit, self._clock.now())
+                postings = [joker_debit(table.table_id, table.round, player_id)]
             new_state, _ = apply(state, seat, action)
         except EngineError as exc:
             # The balance is read after the table: a rival press of the same turn may have
@@ -203,21 +206,21 @@ class TurnService:
             self._telemetry.count(f"refused_{exc.code}")
             self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
             return
-        try:
-            applied = self._commit(
-                table, state, [(seat, action, new_state)], auto=False, extra=extra
-            )
-        except VersionConflict:
+        applied = self._commit(table, state, [(seat, action, new_state)], False, postings)
+        if isinstance(applied, VersionConflict):
             fresh = self._store.get_table(table.table_id)
             if fresh is not None:
                 self._stale(connection_id, fresh, seat, cid=cid)
             return
-        except ExtraRefused:
+        if isinstance(applied, (Short, AlreadyDone)) and postings:
+            # JOKER-1: no spare joker left, or this round's was spent already.
             self._telemetry.count("refused_joker_button_unavailable")
             self._refuse(
                 connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table, cid
             )
             return
+        if not isinstance(applied, Applied):
+            raise RuntimeError(f"the move was not written: {applied}")
         if cid is not None:
             applied.reply = (seat, cid)
         self._after(applied)
@@ -261,7 +264,7 @@ class TurnService:
         table = self._store.get_table(table_id)
         due = table is not None and table.turn_started == turn_started
         state = _state_of(table) if due else None
-        if table is None or state is None or not self._running(table, state):
+        if table is None or state is None or not running(table, state):
             self._telemetry.count("timers_stale")
             return
         if table.turn_deadline is not None and self._clock.now() < table.turn_deadline:
@@ -292,20 +295,16 @@ class TurnService:
 
     # --- the write path ------------------------------------------------------------
 
-    def _running(self, table: TableRecord, state: RoundState | None) -> bool:
-        """Whether a round is being played at the table (``state``: its parsed state)."""
-        return table.status == "playing" and state is not None and not state.round_over
-
     def _commit(
         self,
         table: TableRecord,
         before: RoundState,
         moves: list[tuple[int, Action, RoundState]],
-        *,
         auto: bool,
-        extra: list[dict[str, Any]] | None = None,
-    ) -> Applied:
-        """One conditional write for one or more moves, with their log entries and events."""
+        postings: list[Posting] | None = None,
+    ) -> Applied | Outcome:
+        """One conditional write for one or more moves, with their log entries and events
+        (and the postings that pay for them): what it applied, or why it did not."""
         now = self._clock.now()
         after = moves[-1][2]
         version = table.version + 1
@@ -355,7 +354,9 @@ class TurnService:
             turn_started=clock.started,
             turn_deadline=clock.deadline,
         )
-        self._store.commit_actions(table, new, entries, extra or ())
+        outcome = self._store.commit_actions(table, new, entries, postings or ())
+        if not isinstance(outcome, Committed):
+            return outcome
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
@@ -377,10 +378,12 @@ class TurnService:
             action = policy(state, seat)
             state, _ = apply(state, seat, action)
             moves.append((seat, action, state))
-        try:
-            return self._commit(table, before, moves, auto=True)
-        except VersionConflict:
+        applied = self._commit(table, before, moves, True)
+        if isinstance(applied, Applied):
+            return applied
+        if isinstance(applied, VersionConflict):
             return None
+        raise RuntimeError(f"the turn was not written: {applied}")
 
     def _auto_play(self, table: TableRecord, state: RoundState) -> Applied | None:
         """TABLE-2: draw (if due), then discard, for an absent or timed-out seat."""
@@ -398,13 +401,13 @@ class TurnService:
         """
         for _ in range(AUTO_PLAY_LIMIT):
             table, state = applied.table, applied.state
-            if state is None or not self._running(table, state):
+            if state is None or not running(table, state):
                 break
             seat = state.turn
             bot = table.seats[seat].bot
             if not bot and table.connections.get(seat) is not None:
                 break
-            self._views.push_views(
+            gone = self._views.push_views(
                 table, applied.last_action or None, state, applied.reply, applied.moves
             )
             if bot:
@@ -413,23 +416,23 @@ class TurnService:
             else:
                 nxt = self._auto_play(table, state)
             if nxt is None:
+                applied.gone += gone
                 break
+            nxt.gone += [*applied.gone, *gone]
             applied = nxt
         return applied
 
     def _after(self, applied: Applied, *, advance: bool = True) -> None:
         if advance:
             applied = self._advance_absent(applied)
-        table, state = applied.table, applied.state
-        if (
-            self._timers is not None
-            and table.turn_deadline is not None
-            and timer_due(TurnClock(table.turn_started, table.turn_deadline), table.version)
-            and self._running(table, state)
-        ):
-            self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(
-            table, applied.last_action or None, state, applied.reply, applied.moves
+        table = applied.table
+        self._after_write(
+            table,
+            applied.state,
+            last_action=applied.last_action or None,
+            reply=applied.reply,
+            moves=applied.moves,
+            gone=applied.gone,
         )
         self._completed[(table.table_id, table.version)] = None
         while len(self._completed) > COMPLETED_KEPT:
@@ -497,28 +500,27 @@ class TurnService:
             or not self._needs_repair(table, state, seat, move)
         ):
             return
-        if not self._store.claim_repair(table.table_id, constants.log_sk(table.round, state.ply)):
+        if not self._store.claim_repair(table.table_id, table.round, state.ply):
             return
         self._telemetry.count("answers_repaired")
         applied = self._advance_absent(Applied(table, {}, state))
-        table, state = applied.table, applied.state
-        if (
-            self._timers is not None
-            and table.turn_deadline is not None
-            and self._running(table, state)
-        ):
-            self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
-        self._views.push_views(table, applied.last_action or None, state)
+        self._after_write(
+            applied.table,
+            applied.state,
+            last_action=applied.last_action or None,
+            gone=applied.gone,
+            repair=True,
+        )
 
     def _needs_repair(
         self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
     ) -> bool:
-        logged = self._store.get_item(table.table_id, constants.log_sk(table.round, state.ply))
+        logged = self._store.log_entry(table.table_id, table.round, state.ply)
         return (
             logged is not None
-            and "repaired" not in logged
-            and int(logged["seat"]["N"]) == seat
-            and json.loads(logged["action"]["S"]) == move
+            and not logged.repaired
+            and logged.seat == seat
+            and logged.action == move
         )
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from services.common.adapters import SystemClock
 from services.common.flood import flood_control
+from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
 from services.common.wiring import adapters
-from services.ledger.book import Ledger
 from services.turn.app import TurnService
 
 
@@ -21,7 +21,7 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> TurnSer
         timers=wired.timers,
         clock=SystemClock(),
         telemetry=telemetry,
-        ledger=Ledger(clients.dynamodb, settings.ledger_table),
+        ledger=Ledger(wired.storage),
         turn_seconds=settings.turn_seconds,
         max_message_bytes=settings.max_message_bytes,
         flood=flood_control(settings),

@@ -24,6 +24,7 @@ from services.common.events import SeatPlayer, TableFormed
 from services.common.presence import PresenceStore
 from services.common.records import TableRecord
 from services.common.store import GameStore
+from services.common.unit_of_work import DynamoStorage
 from services.connect import handler as connect_handler
 from shared_engine import MatchMode
 
@@ -154,15 +155,15 @@ class Harness:
 
     @cached_property
     def store(self) -> GameStore:
-        return GameStore(self.aws.client("dynamodb"), self.aws.settings.games_table)
+        return GameStore(self.storage)
+
+    @cached_property
+    def storage(self) -> DynamoStorage:
+        return DynamoStorage.of(self.aws.client("dynamodb"), self.aws.settings)
 
     @cached_property
     def presence(self) -> PresenceStore:
-        return PresenceStore(
-            self.aws.client("dynamodb"),
-            self.aws.settings.connections_table,
-            self.aws.settings.players_table,
-        )
+        return PresenceStore(self.storage)
 
     def table(self, table_id: str) -> TableRecord:
         table = self.store.get_table(table_id)

@@ -19,10 +19,10 @@ import pytest
 
 from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
+from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
-from services.ledger.app import LedgerService, escrow
-from services.ledger.book import Balance, Ledger, Posting, escrow_account
+from services.ledger.app import LedgerService
 from shared_engine import MatchMode, apply, parse_action, score_round, start_round
 from shared_engine.tiles import JOKER
 from shared_engine.view import player_view
@@ -47,7 +47,7 @@ def hx(moto_url: str) -> Iterator[Harness]:
 
 
 def book_of(harness: Harness) -> Ledger:
-    return Ledger(harness.aws.client("dynamodb"), harness.aws.settings.ledger_table)
+    return Ledger(harness.storage)
 
 
 def fund(harness: Harness, player_id: str, points: int = 0, jokers: int = 0) -> None:
@@ -83,8 +83,8 @@ def match_entries(harness: Harness, table_id: str) -> list[tuple[str, str, int]]
         if account.startswith("match:"):
             continue
         for entry in book.entries(account):
-            if entry.get("match", {}).get("S") == table_id:
-                found.append((account, entry["sk"]["S"], int(entry["points"]["N"])))
+            if entry.get("match") == table_id:
+                found.append((account, str(entry["sk"]), int(entry["points"])))
     return found
 
 
@@ -360,7 +360,7 @@ def test_a_table_filled_with_bots_plays_to_its_end_and_settles_nothing(short: Ha
     assert result["practice"] is True
     assert result["rewards"] == dict.fromkeys("1234", 0)
     assert book_of(hx).balance("solo") == Balance(700, 1), "balances unchanged"
-    assert [e["purpose"]["S"] for e in book_of(hx).entries("solo")] == ["welcome"]
+    assert [e["purpose"] for e in book_of(hx).entries("solo")] == ["welcome"]
     assert match_entries(hx, table_id) == []
     assert accounts(hx) == ["solo"]
     assert capture.of_type("LedgerSettled") == []
@@ -503,7 +503,7 @@ def test_concurrent_settlements_book_once(hx: Harness) -> None:
     publisher = RecordingPublisher()
     services = [
         LedgerService(
-            Ledger(hx.aws.client("dynamodb"), hx.aws.settings.ledger_table),
+            Ledger(hx.storage),
             publisher,
             FakeClock(),
             telemetry,
@@ -586,7 +586,7 @@ def test_the_api_reads_credits_and_debits_once_per_key(lx: Harness) -> None:
     assert api(credit) == {"account": "z1", "points": 700, "jokers": 2}
     assert api(debit) == {"account": "z1", "points": 400, "jokers": 1}
     assert api({"op": "balance", "account": "z1"}) == {"account": "z1", "points": 400, "jokers": 1}
-    keys = [e["sk"]["S"] for e in book_of(lx).entries("z1")]
+    keys = [e["sk"] for e in book_of(lx).entries("z1")]
     assert keys == ["ENTRY#external:rummy:rummy-0001", "ENTRY#external:rummy:rummy-0002"]
 
 
@@ -616,7 +616,7 @@ def test_the_api_refuses_an_uncovered_debit(lx: Harness) -> None:
         answer = api(post("z2", f"rummy-over-{number}", points_, jokers))
         assert refusal(answer) == "insufficient_balance", answer
     assert api({"op": "balance", "account": "z2"}) == {"account": "z2", "points": 400, "jokers": 1}
-    assert [e["sk"]["S"] for e in book_of(lx).entries("z2")] == ["ENTRY#external:rummy:rummy-fund"]
+    assert [e["sk"] for e in book_of(lx).entries("z2")] == ["ENTRY#external:rummy:rummy-fund"]
     # A key refused before is free: the same debit, once covered, goes through.
     api(post("z2", "rummy-more", 1))
     assert api(post("z2", "rummy-over-0", -401)) == {"account": "z2", "points": 0, "jokers": 1}
@@ -785,11 +785,11 @@ def test_the_joker_button_takes_a_joker_and_debits_it_with_the_move(
     (log,) = [i for i in hx.logs("jk", 1) if '"joker_button"' in i["action"]["S"]]
     assert int(log["seat"]["N"]) == 2
     assert book_of(hx).balance("k2").jokers == 0
-    (entry,) = [e for e in book_of(hx).entries("k2") if e["purpose"]["S"] == "joker"]
-    assert entry["sk"]["S"] == "ENTRY#jk:joker:1"
-    assert (int(entry["jokers"]["N"]), int(entry["points"]["N"])) == (-1, 0)
-    assert entry["match"]["S"] == "jk"
-    assert abs(float(entry["at"]["N"]) - float(log["at"]["N"])) < 1, "booked with the move"
+    (entry,) = [e for e in book_of(hx).entries("k2") if e["purpose"] == "joker"]
+    assert entry["sk"] == "ENTRY#jk:joker:1"
+    assert (entry["jokers"], entry["points"]) == (-1, 0)
+    assert entry["match"] == "jk"
+    assert abs(float(entry["at"]) - float(log["at"]["N"])) < 1, "booked with the move"
 
 
 def test_a_press_that_loses_the_race_to_the_same_press_is_stale_not_refused(
@@ -857,7 +857,7 @@ def test_a_joker_spent_elsewhere_before_the_move_is_refused(
     hx.play(conns[2], "jk", before["version"], {"type": "joker_button"})
     assert (hx.last(conns[2], "error") or {}).get("code") == "joker_button_unavailable"
     assert state_of(hx) == before
-    assert [e["purpose"]["S"] for e in book_of(hx).entries("k2")] == ["external", "welcome"]
+    assert [e["purpose"] for e in book_of(hx).entries("k2")] == ["external", "welcome"]
 
     # Seat 2 plays on; now seat 3's joker is spent between the read and the write:
     # the guarded debit in the move's transaction refuses it.
@@ -898,7 +898,7 @@ def test_a_joker_spent_elsewhere_before_the_move_is_refused(
     assert (hx.last(conns[3], "error") or {}).get("code") == "joker_button_unavailable"
     assert state_of(hx) == before
     assert book.balance("k3").jokers == 0
-    assert [e["purpose"]["S"] for e in book.entries("k3")] == ["external", "welcome"]
+    assert [e["purpose"] for e in book.entries("k3")] == ["external", "welcome"]
 
 
 def test_the_end_of_a_match_is_marked_once(hx: Harness) -> None:
@@ -908,5 +908,5 @@ def test_the_end_of_a_match_is_marked_once(hx: Harness) -> None:
     hx.publish("MatchEnded", ended("t-mark", players, winner="B"), "canasta.score")
     hx.settle()
     marks = book_of(hx).entries("match:t-mark")
-    assert [(m["sk"]["S"], int(m["points"]["N"])) for m in marks] == [("ENTRY#t-mark:closed", 0)]
+    assert [(m["sk"], m["points"]) for m in marks] == [("ENTRY#t-mark:closed", 0)]
     assert points(hx, *players) == {"m1": 1000, "m2": -1000, "m3": 1000, "m4": -1000}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from services.ledger.book import Ledger, Posting, escrow_account
+from services.common.ledger import Ledger, Posting, escrow_account
 from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
 from shared_engine import apply, parse_action, start_round
 from shared_engine.search import level_policy
@@ -111,7 +111,7 @@ def lobby_item(harness: Harness, code: str) -> dict[str, Any]:
 
 
 def ledger(harness: Harness) -> Ledger:
-    return Ledger(harness.aws.client("dynamodb"), harness.aws.settings.ledger_table)
+    return Ledger(harness.storage)
 
 
 def fund(harness: Harness, player_id: str, points: int, jokers: int = 0) -> None:
@@ -632,8 +632,8 @@ def test_an_arena_table_moves_every_stake_to_escrow(mm: Harness) -> None:
     book = ledger(mm)
     for player in players:
         assert book.balance(player).points == 500
-        held = [e for e in book.entries(player) if e["purpose"]["S"] == "escrow"]
-        assert [(int(e["points"]["N"]), e["match"]["S"]) for e in held] == [(-500, table_id)]
+        held = [e for e in book.entries(player) if e["purpose"] == "escrow"]
+        assert [(e["points"], e["match"]) for e in held] == [(-500, table_id)]
     escrow = escrow_account(table_id)
     assert book.balance(escrow).points == 2000
     assert len(book.entries(escrow)) == 4
@@ -681,7 +681,7 @@ def test_a_player_drained_before_the_table_forms_is_dropped(mm: Harness) -> None
         assert errors(mm, conns[player]) == []
         assert ledger(mm).balance(player).points == 300
     assert ledger(mm).balance("w3").points == 50
-    assert [e["sk"]["S"] for e in ledger(mm).entries("w3")] == [
+    assert [e["sk"] for e in ledger(mm).entries("w3")] == [
         "ENTRY#external:rummy-1",
         "ENTRY#welcome",
     ]

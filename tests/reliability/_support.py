@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from local.aws import HANDLER_MODULES, LocalAws, reset
 from local.iam import current_entry_point
 from services.common.audit import replay
-from services.ledger.book import Ledger, Posting
+from services.common.ledger import Ledger, Posting
 from shared_engine import (
     MatchMode,
     action_to_wire,
@@ -74,7 +74,7 @@ def fresh_stack(moto_url: str, **env: str) -> Iterator[Harness]:
 
 
 def ledger_of(harness: Harness) -> Ledger:
-    return Ledger(harness.aws.client("dynamodb"), harness.aws.settings.ledger_table)
+    return Ledger(harness.storage)
 
 
 def fund(harness: Harness, players: list[str]) -> None:
@@ -468,10 +468,10 @@ def outcome(harness: Harness, table_id: str) -> Outcome:
             entries.append(
                 (
                     account,
-                    e["sk"]["S"],
-                    int(e["points"]["N"]),
-                    int(e["jokers"]["N"]),
-                    e["purpose"]["S"],
+                    str(e["sk"]),
+                    int(e["points"]),
+                    int(e["jokers"]),
+                    str(e["purpose"]),
                 )
             )
         balance = book.balance(account)
@@ -618,9 +618,9 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
     jokers_booked = 0
     for player in players:
         for entry in book.entries(player):
-            key = entry["sk"]["S"]
+            key = str(entry["sk"])
             if key == f"ENTRY#{table_id}:settlement:{players.index(player) + 1}":
-                settlements.append(int(entry["points"]["N"]))
+                settlements.append(int(entry["points"]))
             elif key.startswith(f"ENTRY#{table_id}:joker:"):
                 jokers_booked += 1
     if len(settlements) != len(players):

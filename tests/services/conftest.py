@@ -17,11 +17,13 @@ from local.issuer import LocalIssuer
 from services.common import constants
 from services.common.auth import Issuer, TokenVerifier
 from services.common.events import SeatPlayer
+from services.common.ledger import Ledger
 from services.common.presence import PresenceStore
 from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import RecordingTelemetry
+from services.common.unit_of_work import DynamoStorage, MemoryStorage, Storage
 from shared_engine import MatchMode, RoundState, dumps, start_round
 from tests.services.fakes import (
     FakeClock,
@@ -76,13 +78,26 @@ def db(_dynamodb: Any) -> Any:
 
 
 @pytest.fixture
-def store(db: Any) -> GameStore:
-    return GameStore(db, constants.GAMES.name)
+def storage(db: Any) -> DynamoStorage:
+    return DynamoStorage.default(db)
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def either_storage(request: pytest.FixtureRequest) -> Storage:
+    """Each storage in turn, for the cases both must answer alike (moto only when asked)."""
+    if request.param == "memory":
+        return MemoryStorage()
+    return DynamoStorage.default(request.getfixturevalue("db"))
 
 
 @pytest.fixture
-def presence(db: Any) -> PresenceStore:
-    return PresenceStore(db, constants.CONNECTIONS.name, constants.PLAYERS.name)
+def store(storage: DynamoStorage) -> GameStore:
+    return GameStore(storage)
+
+
+@pytest.fixture
+def presence(storage: DynamoStorage) -> PresenceStore:
+    return PresenceStore(storage)
 
 
 @pytest.fixture
@@ -91,8 +106,8 @@ def pusher() -> RecordingPusher:
 
 
 @pytest.fixture
-def views(pusher: RecordingPusher, store: GameStore) -> ViewPusher:
-    return ViewPusher(pusher, store)
+def views(pusher: RecordingPusher) -> ViewPusher:
+    return ViewPusher(pusher)
 
 
 @pytest.fixture
@@ -212,11 +227,7 @@ def deps(
         "verifier": TokenVerifier(Issuer(issuer.url, issuer.audience, issuer.jwks_url), clock.now),
         "connection_ttl": 3600,
     }
-    ledger_table = getattr(constants, "LEDGER", None)
-    if ledger_table is not None:
-        from services.ledger.book import Ledger
-
-        available["ledger"] = Ledger(db, ledger_table.name)
+    available["ledger"] = Ledger(DynamoStorage.default(db))
     return available
 
 

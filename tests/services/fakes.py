@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from services.common.store import Outbound
+from services.common.records import Outbound
 
 
 class FakeClock:

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
 from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, EventBridgePublisher
-from services.common.store import Outbound
+from services.common.records import Outbound
 
 pytestmark = pytest.mark.unit
 

@@ -9,6 +9,7 @@ import pytest
 from services.common.events import RoundScored, TableFormed, TeamScore
 from services.common.presence import PresenceStore
 from services.common.store import GameStore
+from services.common.unit_of_work import Outcome
 from services.deal.app import DealService
 from shared_engine import (
     MatchMode,
@@ -176,10 +177,10 @@ def test_a_concurrent_deal_loses_quietly(
     put_table(store, "t1", None, version=0, round_number=0)
     original = store.start_round
 
-    def racing(**kwargs: Any) -> None:
+    def racing(**kwargs: Any) -> Outcome:
         store.start_round = original  # type: ignore[method-assign]
         rival.deal("t1", 1)
-        original(**kwargs)
+        return original(**kwargs)
 
     store.start_round = racing  # type: ignore[method-assign]
     deal.deal("t1", 1)

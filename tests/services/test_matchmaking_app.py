@@ -11,11 +11,12 @@ import pytest
 
 from services.common import constants
 from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
+from services.common.ledger import Balance, Ledger, Posting, escrow_account
 from services.common.presence import PresenceStore
 from services.common.protocol import CreateTable, Queue
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
-from services.ledger.book import Balance, Ledger, Posting, escrow_account
+from services.common.unit_of_work import DynamoStorage
 from services.matchmaking.app import ENTRY_TTL, MatchmakingService, rematch_code
 from services.matchmaking.store import MatchmakingStore
 from shared_engine import MatchMode
@@ -130,9 +131,9 @@ def w(
     telemetry: RecordingTelemetry,
 ) -> World:
     counting = CountingClient(db)
-    mm_store = MatchmakingStore(counting, constants.MATCHMAKING.name, constants.PLAYERS.name)
-    ledger = Ledger(db, constants.LEDGER.name)
-    store = GameStore(counting, constants.GAMES.name)
+    mm_store = MatchmakingStore(DynamoStorage.default(counting))
+    ledger = Ledger(DynamoStorage.default(db))
+    store = GameStore(DynamoStorage.default(counting))
     machine = FakeMachine()
     service = MatchmakingService(
         store=mm_store,

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from services.common.events import RoundEnded
-from services.common.store import GameStore, VersionConflict
+from services.common.store import GameStore
+from services.common.unit_of_work import Outcome, VersionConflict
 from services.score.app import ScoreService
 from shared_engine import MatchMode, RoundState, from_json, score_round, start_round
 from shared_engine.autoplay import auto_play_turn
@@ -197,11 +198,11 @@ def test_a_version_conflict_is_retried(
     original = store.record_score
     calls: list[int] = []
 
-    def flaky(*args: Any, **kwargs: Any) -> None:
+    def flaky(*args: Any, **kwargs: Any) -> Outcome:
         calls.append(1)
         if len(calls) == 1:
-            raise VersionConflict()
-        original(*args, **kwargs)
+            return VersionConflict()
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(store, "record_score", flaky)
     score.round_ended(_ended())
@@ -220,10 +221,10 @@ def test_two_scorers_racing_score_once(
     put_table(store, "t1", state, mode=MatchMode.THREE_ROUNDS, version=60)
     original = store.record_score
 
-    def racing(*args: Any, **kwargs: Any) -> None:
+    def racing(*args: Any, **kwargs: Any) -> Outcome:
         monkeypatch.setattr(store, "record_score", original)
         rival.round_ended(_ended())
-        original(*args, **kwargs)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(store, "record_score", racing)
     score.round_ended(_ended())

@@ -18,6 +18,7 @@ from services.common.presence import PresenceStore
 from services.common.protocol import Play
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
+from services.common.unit_of_work import Outcome
 from services.turn.app import TurnService
 from shared_engine import (
     RoundState,
@@ -315,10 +316,10 @@ def test_a_move_that_loses_a_race_gets_stale_version(
     first, second = _discard(dealt, 1, 0), _discard(dealt, 1, 1)
     original = store.commit_actions
 
-    def racing(*args: Any, **kwargs: Any) -> None:
+    def racing(*args: Any, **kwargs: Any) -> Outcome:
         monkeypatch.setattr(store, "commit_actions", original)
         rival.play("p1", "c1", _play("t1", 1, first))
-        original(*args, **kwargs)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(store, "commit_actions", racing)
     turn.play("p1", "c1", _play("t1", 1, second))
@@ -344,10 +345,10 @@ def test_a_timer_that_loses_a_race_to_the_move_does_nothing(
     move = _discard(dealt, 1, 3)
     original = store.commit_actions
 
-    def racing(*args: Any, **kwargs: Any) -> None:
+    def racing(*args: Any, **kwargs: Any) -> Outcome:
         monkeypatch.setattr(store, "commit_actions", original)
         player.play("p1", "c1", _play("t1", 1, move))
-        original(*args, **kwargs)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(store, "commit_actions", racing)
     deps["clock"].advance(60)

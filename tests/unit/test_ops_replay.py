@@ -1,7 +1,7 @@
 """The console's replay (``ops/replay.py``): each stored fact it checks, and each lie it catches.
 
-A round is played by the heuristic bot through the engine and stored as the services
-store it (round item, log items, score item, live state); then one fact at a time is
+A round is played by the heuristic bot through the engine and kept as the services
+keep it (round, log and score records, the live state); then one fact at a time is
 falsified and the verdict must name it (DEAL-4: the seed behind the commitment; the log
 behind every state and score).
 """
@@ -9,12 +9,12 @@ behind every state and score).
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass, replace
 
 import pytest
 
 from ops.replay import rounds_of, seat_view, verify
-from services.common.constants import log_sk, round_sk, score_sk
+from services.common.records import LogEntry, RoundRecord, ScoreRecord, TableHistory
 from shared_engine import (
     action_to_wire,
     apply,
@@ -33,33 +33,32 @@ pytestmark = pytest.mark.unit
 SEED = "ops-replay-1"
 
 
-def played(stop_after: int | None = None) -> tuple[list[dict[str, Any]], str, tuple[int, int]]:
-    """The items of a one-round table played to its end (or ``stop_after`` moves)."""
+@dataclass
+class History:
+    """A table's records, to falsify one at a time before they become a ``TableHistory``."""
+
+    rounds: list[RoundRecord]
+    logs: list[LogEntry]
+    scores: list[ScoreRecord]
+
+    def frozen(self) -> TableHistory:
+        return TableHistory(tuple(self.rounds), tuple(self.logs), tuple(self.scores))
+
+
+def played(stop_after: int | None = None) -> tuple[History, str, tuple[int, int]]:
+    """The records of a one-round table played to its end (or ``stop_after`` moves)."""
     state = start_round(SEED, dealer=4)
-    items: list[dict[str, Any]] = [
-        {
-            "sk": {"S": round_sk(1)},
-            "seed": {"S": SEED},
-            "commitment": {"S": commitment(SEED, shuffled(SEED))},
-            "dealer": {"N": "4"},
-        }
-    ]
+    dealt = RoundRecord("t1", 1, SEED, commitment(SEED, shuffled(SEED)), dealer=4, at=0.0)
+    logs = []
     version = 1
     while not state.round_over and (stop_after is None or version <= stop_after):
         seat = state.turn
         action = heuristic_policy(state, seat)
         state, _ = apply(state, seat, action)
-        items.append(
-            {
-                "sk": {"S": log_sk(1, version)},
-                "seat": {"N": str(seat)},
-                "action": {"S": json.dumps(action_to_wire(action))},
-                "auto": {"BOOL": False},
-                "at": {"N": str(1_800_000_000 + version)},
-            }
-        )
+        logs.append(LogEntry(1, version, seat, action_to_wire(action), False, 1.8e9 + version))
         version += 1
     totals = (0, 0)
+    scores = []
     if state.round_over:
         a, b = score_round(state)
         totals = (a.total, b.total)
@@ -69,77 +68,74 @@ def played(stop_after: int | None = None) -> tuple[list[dict[str, Any]], str, tu
             },
             "totals": {"A": totals[0], "B": totals[1]},
         }
-        items.append({"sk": {"S": score_sk(1)}, "result": {"S": json.dumps(result)}})
-    return items, dumps(state), totals
+        scores.append(ScoreRecord("t1", 1, result))
+    return History([dealt], logs, scores), dumps(state), totals
 
 
-def verdict(items: list[dict[str, Any]], state: str, totals: tuple[int, int]) -> list[str]:
-    return verify(
-        rounds_of(items), twos=True, live_state=state, live_round=1, totals=totals
-    ).mismatches
+def verdict(history: History, state: str, totals: tuple[int, int]) -> list[str]:
+    found = verify(
+        rounds_of(history.frozen()), twos=True, live_state=state, live_round=1, totals=totals
+    )
+    return found.mismatches
 
 
 def test_an_honest_history_verifies() -> None:
-    items, state, totals = played()
-    found = verify(rounds_of(items), twos=True, live_state=state, live_round=1, totals=totals)
-    assert found.verified and found.rounds == 1 and found.moves == len(items) - 2
+    history, state, totals = played()
+    found = verify(
+        rounds_of(history.frozen()), twos=True, live_state=state, live_round=1, totals=totals
+    )
+    assert found.verified and found.rounds == 1 and found.moves == len(history.logs)
 
 
 def test_a_commitment_the_seed_does_not_produce_is_reported() -> None:
-    items, state, totals = played()
-    items[0] = {**items[0], "commitment": {"S": "f" * 64}}
-    assert verdict(items, state, totals) == [
+    history, state, totals = played()
+    history.rounds[0] = replace(history.rounds[0], commitment="f" * 64)
+    assert verdict(history, state, totals) == [
         "round 1: the seed does not produce the published commitment"
     ]
 
 
 def test_an_action_the_engine_refuses_is_reported_with_its_place() -> None:
-    items, state, totals = played()
-    first = json.loads(items[1]["action"]["S"])
-    items[1] = {
-        **items[1],
-        "action": {"S": json.dumps({**first, "tile": "JK"})},
-        "seat": {"N": "2"},
-    }
-    line, *consequences = verdict(items, state, totals)
+    history, state, totals = played()
+    first = history.logs[0]
+    history.logs[0] = replace(first, seat=2, action={**first.action, "tile": "JK"})
+    line, *consequences = verdict(history, state, totals)
     assert line.startswith("round 1, move 1 (version 1, seat 2): the engine refuses")
     assert consequences == [f"the table's totals are {totals}, the rounds add up to (0, 0)"]
 
 
 def test_a_stored_score_the_log_does_not_give_is_reported() -> None:
-    items, state, totals = played()
-    result = json.loads(items[-1]["result"]["S"])
+    history, state, totals = played()
+    result = json.loads(json.dumps(history.scores[0].result))
     result["scores"]["A"]["melded"] += 5
-    items[-1] = {**items[-1], "result": {"S": json.dumps(result)}}
-    (line,) = verdict(items, state, totals)
+    history.scores[0] = replace(history.scores[0], result=result)
+    (line,) = verdict(history, state, totals)
     assert line.startswith("round 1: team A scored")
 
 
 def test_totals_that_are_not_the_rounds_sum_are_reported() -> None:
-    items, state, totals = played()
-    assert verdict(items, state, (totals[0] + 100, totals[1])) == [
+    history, state, totals = played()
+    assert verdict(history, state, (totals[0] + 100, totals[1])) == [
         f"the table's totals are {(totals[0] + 100, totals[1])}, the rounds add up to {totals}"
     ]
 
 
 def test_a_live_state_the_log_does_not_replay_to_is_reported() -> None:
-    items, _, _ = played(stop_after=9)
+    history, _, _ = played(stop_after=9)
     _, other, _ = played(stop_after=8)
-    assert verdict(items, other, (0, 0)) == [
+    assert verdict(history, other, (0, 0)) == [
         "round 1: the live state is not what its log replays to"
     ]
-    items, state, _ = played(stop_after=9)
-    assert verdict(items, state, (0, 0)) == []
+    history, state, _ = played(stop_after=9)
+    assert verdict(history, state, (0, 0)) == []
 
 
 def test_a_seats_view_after_n_moves_holds_its_own_tiles_only() -> None:
-    items, _, _ = played(stop_after=6)
-    rounds = rounds_of(items)
+    history, _, _ = played(stop_after=6)
+    rounds = rounds_of(history.frozen())
     state = start_round(SEED, dealer=4)
-    for item in items[1:5]:
-        state, _ = apply(
-            state, int(item["seat"]["N"]), parse_action(json.loads(item["action"]["S"]))
-        )
+    for entry in history.logs[:4]:
+        state, _ = apply(state, entry.seat, parse_action(entry.action))
     for seat in (1, 2, 3, 4):
         view = seat_view(rounds, twos=True, round_number=1, moves=4, seat=seat)
         assert sorted(view.hand) == sorted(NAMES[t] for t in state.hands[seat - 1])
