@@ -3,7 +3,7 @@ WebSocket API, functions, alarms, and the players' sign-in (a Cognito user pool,
 existing OpenID Connect issuer is configured).
 
 Names and keys come from ``services.common.constants`` (the module the local
-stack builds from too) and every function from ``infra.functions.FUNCTIONS``.
+stack builds from too) and every function from ``infra.manifest.FUNCTIONS``.
 Each physical name is prefixed with the stage (``dev-canasta-games``), so
 several stages can live in one account.
 """
@@ -41,10 +41,10 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra import policies
+from infra import manifest, policies
 from infra.assets import PLACEHOLDER, Assets
 from infra.config import Config
-from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
+from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from infra.nag import acknowledge
 from services.common import constants
 from services.common.constants import TableSpec
@@ -352,8 +352,8 @@ class CanastaStack(Stack):
 
     def _consumer_queues(self) -> None:
         """One queue per consumer, fed by one rule on its detail-types and their sources
-        (``constants.consumer_pattern``, as the local stack)."""
-        for consumer, detail_types in constants.CONSUMERS.items():
+        (``manifest.consumer_pattern``, as the local stack)."""
+        for consumer, detail_types in manifest.CONSUMERS.items():
             queue = self._queue(
                 consumer, constants.queue_name(consumer), self._consumer_timeout(consumer)
             )
@@ -376,7 +376,7 @@ class CanastaStack(Stack):
             )
             # EventPattern cannot say "$or"; the rule's pattern is the shared one, verbatim.
             cfn_rule: events.CfnRule = rule.node.default_child  # type: ignore[assignment]
-            cfn_rule.event_pattern = constants.consumer_pattern(consumer)
+            cfn_rule.event_pattern = manifest.consumer_pattern(consumer)
 
     def _timers(self) -> None:
         """Turn timers: one-time schedules in a group that send to the timer queue."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infra.functions import FUNCTIONS
+from infra.manifest import FUNCTIONS
 from infra.policies import grants
 from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
 from tests.infra.test_stack import actions, function_statements

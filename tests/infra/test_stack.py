@@ -1,7 +1,7 @@
 """The synthesized stacks against the product's own constants, specs and settings.
 
 Everything expected here is derived from ``services.common.constants``,
-``infra.functions.FUNCTIONS`` and ``services.common.settings.Settings``, so a
+``infra.manifest.FUNCTIONS`` and ``services.common.settings.Settings``, so a
 table, consumer or function added there is checked without a new test.
 """
 
@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
+from infra import manifest
+from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from services.common import constants
 from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
 
@@ -461,7 +462,7 @@ def test_the_bus_and_its_archive(template: dict[str, Any], stage: str) -> None:
     assert props(archive)["EventPattern"] == {"source": [{"prefix": constants.EVENT_SOURCE}]}
 
 
-@pytest.mark.parametrize("consumer", constants.CONSUMERS)
+@pytest.mark.parametrize("consumer", manifest.CONSUMERS)
 def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
     template: dict[str, Any], stage: str, consumer: str
 ) -> None:
@@ -473,11 +474,11 @@ def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
     ]
     assert len(rules) == 1
     (rule,) = rules
-    assert rule["EventPattern"] == constants.consumer_pattern(consumer)
+    assert rule["EventPattern"] == manifest.consumer_pattern(consumer)
     patterns = rule["EventPattern"].get("$or", [rule["EventPattern"]])
     routed = {(s, d) for p in patterns for s in p["source"] for d in p["detail-type"]}
     assert routed == {
-        (f"canasta.{constants.PRODUCERS[d]}", d) for d in constants.CONSUMERS[consumer]
+        (f"canasta.{manifest.EMITTERS[d]}", d) for d in manifest.CONSUMERS[consumer]
     }, "each detail-type only from the service that publishes it"
     assert logical_ids(rule["EventBusName"]) == {
         named(template, "AWS::Events::EventBus", "Name", f"{stage}-{constants.EVENT_BUS}")
@@ -488,7 +489,7 @@ def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
 
 
 @pytest.mark.parametrize(
-    "name", [*map(constants.queue_name, constants.CONSUMERS), constants.TIMER_QUEUE]
+    "name", [*map(constants.queue_name, manifest.CONSUMERS), constants.TIMER_QUEUE]
 )
 def test_every_queue_has_a_dead_letter_queue_sse_and_ssl(
     template: dict[str, Any], stage: str, name: str
@@ -674,7 +675,7 @@ def test_every_function_has_error_and_throttle_alarms(
 
 
 def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any], stage: str) -> None:
-    names = [*map(constants.queue_name, constants.CONSUMERS), constants.TIMER_QUEUE]
+    names = [*map(constants.queue_name, manifest.CONSUMERS), constants.TIMER_QUEUE]
     dead = {queue_id(template, stage, f"{n}-dlq") for n in names}
     dead.add(queue_id(template, stage, "canasta-relay-failures"))
     watched = {
