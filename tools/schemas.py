@@ -137,7 +137,15 @@ def event_schema(detail_type: str) -> dict[str, Any]:
 
 
 def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
-    """Docstrings written under fields (``x: int`` then ``\"\"\"...\"\"\"``), base classes first."""
+    """Docstrings written under fields (``x: int`` then ``\"\"\"...\"\"\"``), base classes first.
+
+    Read here, when the documents are generated, rather than by pydantic's
+    ``use_attribute_docstrings``: pydantic reads them when each class is created,
+    so every handler's cold start would read and parse the models' sources
+    (measured: 16 ms of importing the protocol and event models on CPython 3.13,
+    the runtime's, against about 0.2 s for a whole handler), for descriptions that
+    only these documents use.
+    """
     docs: dict[str, str] = {}
     for cls in reversed(model.__mro__):
         if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
