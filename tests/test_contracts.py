@@ -9,7 +9,6 @@ generates from the models today. Each check is shown to fail on a broken input.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,6 @@ import pytest
 from pydantic import ValidationError
 
 from infra import manifest
-from services.common import constants
 from services.common.events import EVENT_TYPES, EventEnvelope
 from services.common.protocol import PROTOCOL_VERSION, ServiceErrorCode
 from shared_engine import ERROR_CODES, commitment, shuffled
@@ -164,26 +162,7 @@ def test_the_samples_round_is_verifiable() -> None:
     assert times == sorted(times)
 
 
-# --- where events come from and go to --------------------------------------------------
-
-
-def test_every_event_type_has_an_emitter() -> None:
-    assert set(manifest.EMITTERS) == set(EVENT_TYPES)
-
-
-def test_every_consumed_event_type_exists() -> None:
-    for consumer, detail_types in manifest.CONSUMERS.items():
-        assert set(detail_types) <= set(EVENT_TYPES), consumer
-
-
-@pytest.mark.parametrize("service", sorted(set(manifest.EMITTERS.values())))
-def test_the_emitters_agree_with_the_services(service: str) -> None:
-    try:
-        app = importlib.import_module(f"services.{service}.app")
-    except ModuleNotFoundError:
-        pytest.skip(f"the {service} service has no app module yet")
-    source: str = app.SOURCE
-    assert source == f"{constants.EVENT_SOURCE}.{service}"
+# --- where events come from and go to (against the services: tests/test_manifest.py) ----
 
 
 def test_a_schema_names_its_source_and_consumers() -> None:
