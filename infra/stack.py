@@ -48,6 +48,7 @@ from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from infra.nag import acknowledge
 from services.common import constants
 from services.common.constants import TableSpec
+from services.common.runtime import UNKNOWN_EVENTS
 from services.matchmaking import flow
 
 RUNTIME = getattr(lambda_.Runtime, "PYTHON_3_13", None) or lambda_.Runtime.PYTHON_3_12
@@ -934,6 +935,21 @@ class CanastaStack(Stack):
                 0,
                 f"Messages wait in {queue.node.id}: look at them, fix, redrive",
                 comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            )
+        for service in sorted({spec.service for spec in FUNCTIONS.values() if spec.consumes}):
+            self._alarm(
+                f"{pascal(service)}UnknownEventsAlarm",
+                f"{service}-unknown-events",
+                cloudwatch.Metric(
+                    namespace=METRICS_NAMESPACE,
+                    metric_name=UNKNOWN_EVENTS,
+                    dimensions_map={"service": service},
+                    statistic="Sum",
+                    period=five_minutes,
+                ),
+                1,
+                f"The {service} service received events its routing table does not route "
+                "(acknowledged and logged as 'unknown event'): its rule and its table differ",
             )
         self._alarm(
             "TurnWsDurationP99Alarm",

@@ -689,6 +689,15 @@ def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any], sta
     assert watched == dead
 
 
+def test_every_consumer_service_alarms_on_unknown_events(template: dict[str, Any]) -> None:
+    watched = {
+        alarm["Dimensions"][0]["Value"]
+        for alarm in _alarms(template)
+        if alarm["MetricName"] == "unknown_events" and alarm["Namespace"] == "Canasta"
+    }
+    assert watched == {spec.service for spec in FUNCTIONS.values() if spec.consumes}
+
+
 def test_the_turn_p99_duration_alarm(template: dict[str, Any], stage: str) -> None:
     (alarm,) = [a for a in _alarms(template) if a.get("ExtendedStatistic") == "p99"]
     assert alarm["MetricName"] == "Duration"
