@@ -152,6 +152,19 @@ def function_name(config: Config, key: str) -> str:
     return config.name(f"canasta-{key}")
 
 
+def service_count(service: str, name: str) -> cloudwatch.Metric:
+    """A service's custom count (namespace ``Canasta``, dimension ``service``), summed over
+    five minutes."""
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": service},
+        statistic="Sum",
+        period=Duration.minutes(5),
+        label=name,
+    )
+
+
 class CanastaStack(Stack):
     def __init__(
         self,
@@ -940,13 +953,7 @@ class CanastaStack(Stack):
             self._alarm(
                 f"{pascal(service)}UnknownEventsAlarm",
                 f"{service}-unknown-events",
-                cloudwatch.Metric(
-                    namespace=METRICS_NAMESPACE,
-                    metric_name=UNKNOWN_EVENTS,
-                    dimensions_map={"service": service},
-                    statistic="Sum",
-                    period=five_minutes,
-                ),
+                service_count(service, UNKNOWN_EVENTS),
                 1,
                 f"The {service} service received events its routing table does not route "
                 "(acknowledged and logged as 'unknown event'): its rule and its table differ",
@@ -1017,17 +1024,7 @@ class CanastaStack(Stack):
         dashboard.add_widgets(
             graph(
                 "Game",
-                [
-                    cloudwatch.Metric(
-                        namespace=METRICS_NAMESPACE,
-                        metric_name=metric,
-                        dimensions_map={"service": service},
-                        statistic="Sum",
-                        period=five_minutes,
-                        label=metric,
-                    )
-                    for service, metric in DASHBOARD_METRICS
-                ],
+                [service_count(service, metric) for service, metric in DASHBOARD_METRICS],
             ),
             graph(
                 "Dead letters",
@@ -1049,17 +1046,7 @@ class CanastaStack(Stack):
         )
 
         def counts(service: str, names: tuple[str, ...]) -> list[cloudwatch.IMetric]:
-            return [
-                cloudwatch.Metric(
-                    namespace=METRICS_NAMESPACE,
-                    metric_name=name,
-                    dimensions_map={"service": service},
-                    statistic="Sum",
-                    period=five_minutes,
-                    label=name,
-                )
-                for name in names
-            ]
+            return [service_count(service, name) for name in names]
 
         machine = self.state_machine
         dashboard.add_widgets(

@@ -45,9 +45,9 @@ _WEBSOCKET = manifest.websocket_routes()
 ROUTES: dict[str, str] = {
     route: handler
     for route, handler in _WEBSOCKET.items()
-    if not route.startswith("$") or route == "$default"
+    if route not in ("$connect", "$disconnect")
 }
-"""Message route → handler, as the deployed API's routes (``infra.manifest``)."""
+"""Message route (``$default`` included) → handler, as the deployed API's (``infra.manifest``)."""
 AUTHORIZER = manifest.authorizer()
 CONNECT = _WEBSOCKET["$connect"]
 DISCONNECT = _WEBSOCKET["$disconnect"]

@@ -14,20 +14,10 @@ import pytest
 
 from infra import manifest
 from local import dispatcher, gateway
-from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
-from tests.infra.test_stack import STAGES, logical_ids, of_type, props
+from tests.infra._support import HAVE_CDK, SKIP_REASON
+from tests.infra.test_stack import logical_ids, of_type, props
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
-
-
-@pytest.fixture(params=STAGES)
-def stage(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def template(synthesis: Synthesis, stage: str) -> dict[str, Any]:
-    return synthesis.templates[stage]
 
 
 def _handlers(template: dict[str, Any]) -> dict[str, str]:

@@ -17,11 +17,10 @@ import pytest
 from infra import manifest
 from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from services.common import constants
-from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
+from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
-STAGES = ("dev", "prod")
 LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "balance"}
 ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
@@ -132,16 +131,6 @@ def role_statements(template: dict[str, Any], role: str) -> list[dict[str, Any]]
 def function_statements(template: dict[str, Any], stage: str, key: str) -> list[dict[str, Any]]:
     function = template["Resources"][function_id(template, stage, key)]
     return role_statements(template, props(function)["Role"]["Fn::GetAtt"][0])
-
-
-@pytest.fixture(params=STAGES)
-def stage(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def template(synthesis: Synthesis, stage: str) -> dict[str, Any]:
-    return synthesis.templates[stage]
 
 
 # --- synthesis, cdk-nag, cfn-lint ------------------------------------------------------
