@@ -152,16 +152,16 @@ def function_name(config: Config, key: str) -> str:
     return config.name(f"canasta-{key}")
 
 
-def service_count(service: str, name: str) -> cloudwatch.Metric:
+def service_count(service: str, name: str, *, labelled: bool = False) -> cloudwatch.Metric:
     """A service's custom count (namespace ``Canasta``, dimension ``service``), summed over
-    five minutes."""
+    five minutes; ``labelled`` for a graph (an alarm on a labelled metric becomes metric math)."""
     return cloudwatch.Metric(
         namespace=METRICS_NAMESPACE,
         metric_name=name,
         dimensions_map={"service": service},
         statistic="Sum",
         period=Duration.minutes(5),
-        label=name,
+        label=name if labelled else None,
     )
 
 
@@ -1024,7 +1024,7 @@ class CanastaStack(Stack):
         dashboard.add_widgets(
             graph(
                 "Game",
-                [service_count(service, metric) for service, metric in DASHBOARD_METRICS],
+                [service_count(s, metric, labelled=True) for s, metric in DASHBOARD_METRICS],
             ),
             graph(
                 "Dead letters",
@@ -1046,7 +1046,7 @@ class CanastaStack(Stack):
         )
 
         def counts(service: str, names: tuple[str, ...]) -> list[cloudwatch.IMetric]:
-            return [service_count(service, name) for name in names]
+            return [service_count(service, name, labelled=True) for name in names]
 
         machine = self.state_machine
         dashboard.add_widgets(
