@@ -72,7 +72,7 @@ AWS_IN_USE_CASES = {
 }
 HANDLER_LIBRARIES = {"pydantic", "aws_lambda_powertools"}
 
-KNOWN_CROSSINGS = {
+KNOWN_BREACHES = {
     ("services/deal/app.py", "services.ledger.book"),
     ("services/deal/root.py", "services.ledger.book"),
     ("services/matchmaking/app.py", "services.ledger.app"),
@@ -222,7 +222,7 @@ RULES = [
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
 def test_the_rule_holds(rule: Rule) -> None:
-    assert rule.breaches(ROOT) - KNOWN_CROSSINGS == set()
+    assert rule.breaches(ROOT) - KNOWN_BREACHES == set()
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
@@ -233,7 +233,7 @@ def test_every_rule_governs_some_module(rule: Rule) -> None:
 def test_every_known_breach_still_exists() -> None:
     """The list only shrinks: remove the line of a breach that is gone."""
     found = {breach for rule in RULES for breach in rule.breaches(ROOT)}
-    assert KNOWN_CROSSINGS - found == set()
+    assert KNOWN_BREACHES - found == set()
 
 
 BREAKS = {
