@@ -68,10 +68,10 @@ play: $(if $(wildcard $(STAMP)),$(STAMP),$(PLAY_STAMP))
 	$(PY) -m local $(if $(PORT),--port $(PORT)) $(if $(TURN_SECONDS),--turn-seconds $(TURN_SECONDS)) $(if $(VERBOSE),--verbose)
 
 demo: $(PLAY_STAMP)
-	$(PY) -m shared_engine.demo $(if $(SEED),--seed $(SEED))
+	$(PY) -m tools.demo $(if $(SEED),--seed $(SEED))
 
 simulate: $(PLAY_STAMP)
-	$(PY) -m shared_engine.simulate --matches $(or $(MATCHES),200) --seed $(or $(SEED),1)
+	$(PY) -m tools.simulate --matches $(or $(MATCHES),200) --seed $(or $(SEED),1)
 
 test: install
 	$(PY) -m ruff check .

@@ -8,7 +8,7 @@ million of them, per AWS service.
 Prices: AWS on-demand list prices, us-east-1, as listed in 2026 (below, with
 their units). Free tiers are left out. Assumptions, printed with the figures:
 
-* every function has 256 MB (``infra/functions.py``) on arm64;
+* every function has 256 MB (``infra/manifest.py``) on arm64;
 * billed duration: the CPU time each invocation took warm, in-process, with
   moto standing in for AWS (rounded up to the millisecond). A second figure
   replaces moto's time with a typical in-region latency per AWS call

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
+from infra import manifest
 from local.dispatcher import LambdaContext, websocket_event
 from local.issuer import LocalIssuer
 
@@ -135,18 +136,20 @@ class PlatformCounts:
     stream_records: int = 0
 
 
+def label(handler: str) -> str:
+    """A function's name in the figures: ``<service>.<entry point>`` (``deal.events``)."""
+    parts = handler.split(".")
+    return f"{parts[1]}.{parts[-1]}"
+
+
 class Platform:
     """In-process stand-in for the event source mappings, EventBridge and the Scheduler."""
 
     QUEUE_ROUTES: ClassVar[dict[str, tuple[str, str, str]]] = {
-        # queue key → (function, module, attribute)
-        "deal": ("deal.events", "services.deal.handler", "events"),
-        "score": ("score.events", "services.score.handler", "events"),
-        "turn-events": ("turn.events", "services.turn.handler", "events"),
-        "ledger": ("ledger.events", "services.ledger.handler", "events"),
-        "matchmaking": ("matchmaking.events", "services.matchmaking.handler", "events"),
-        "timers": ("turn.timers", "services.turn.handler", "timers"),
+        queue: (label(handler), *handler.rsplit(".", 1))
+        for queue, handler in manifest.queue_handlers().items()
     }
+    """Queue key → (function label, module, attribute), as the manifest's event sources."""
 
     def __init__(self, meter: Any, resources: Any, client: Callable[[str], Any]) -> None:
         import importlib
@@ -164,7 +167,10 @@ class Platform:
             name: getattr(importlib.import_module(module), attribute)
             for name, module, attribute in self.QUEUE_ROUTES.values()
         }
-        self.handlers["relay.stream"] = importlib.import_module("services.relay.handler").stream
+        relay_module, relay = manifest.stream_handler().rsplit(".", 1)
+        self.handlers[label(manifest.stream_handler())] = getattr(
+            importlib.import_module(relay_module), relay
+        )
 
     def invoke(self, function: str, kind: str, handler: Handler, event: dict[str, Any]) -> Any:
         """One metered Lambda invocation (stdout, where Powertools writes metrics, muted)."""

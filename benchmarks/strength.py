@@ -31,8 +31,8 @@ from shared_engine.bots import Policy
 from shared_engine.legal import legal_actions
 from shared_engine.match import MatchMode
 from shared_engine.search import HARD, NORMAL, Level, level_policy, search_policy
-from shared_engine.simulate import Tally, play_match
 from shared_engine.state import RoundState
+from tools.simulate import Tally, play_match
 
 SECTION = "search bots, duplicate one-round matches"
 

@@ -28,8 +28,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from benchmarks.handlers import MatchRun
+from benchmarks.handlers import label as function_label
 from benchmarks.meter import KB, Invocation
 from benchmarks.report import Figure, median
+from infra import manifest
 
 Work = Counter[str]
 """Usage counters: ``invocations:<function>``, ``cpu:<function>`` (seconds),
@@ -37,17 +39,13 @@ Work = Counter[str]
 ``push_messages`` (32 KB units), ``inbound_messages``, ``events`` (64 KB
 units), ``sqs_messages``, ``scheduler_invocations``, ``sfn_transitions``."""
 
-SQS_FUNCTIONS = frozenset(
-    {
-        "deal.events",
-        "score.events",
-        "turn.events",
-        "ledger.events",
-        "matchmaking.events",
-        "turn.timers",
-    }
+SQS_FUNCTIONS = frozenset(function_label(handler) for handler in manifest.queue_handlers().values())
+WEBSOCKET_ROUTES = frozenset(
+    function_label(handler)
+    for route, handler in manifest.websocket_routes().items()
+    if route not in ("$connect", "$disconnect")
 )
-WEBSOCKET_ROUTES = frozenset({"turn.websocket", "matchmaking.websocket"})
+"""The functions that receive the players' messages (each invocation is one inbound message)."""
 TYPICAL_LATENCY_MS = {
     "dynamodb.GetItem": 4.0,
     "dynamodb.Query": 6.0,

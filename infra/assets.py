@@ -1,7 +1,9 @@
 """The Lambda code and dependency layer, built as plain directories at synth time (no Docker).
 
-- Code: ``shared_engine/`` and ``services/`` copied into ``<build>/code`` (caches left out).
-  Every function shares this one asset; only the handler differs.
+- Code: ``shared_engine/`` and ``services/`` copied into ``<build>/code`` (caches left out),
+  without the engine's command-line edge (``DEVELOPMENT_MODULES``); the development
+  tools (``tools/``), the CDK app and the local stack are other packages and never
+  ship. Every function shares this one asset; only the handler differs.
 - Bytecode: when bundling, the code and the layer ship ``.pyc`` files compiled by
   the runtime's CPython (the magic number must match it, so the build finds that
   interpreter: ``runtime_python``). A function's directory is read-only, so
@@ -35,6 +37,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BUILD_DIR = REPO / "build" / "infra"
 SOURCE_PACKAGES = ("shared_engine", "services")
+DEVELOPMENT_MODULES = ("shared_engine/scenarios.py",)
+"""Modules of the source packages no handler imports: the conformance runner's command
+line (``python -m shared_engine.scenarios``), which reads files."""
 LAYER_PACKAGES = ("pydantic", "aws-lambda-powertools", "PyJWT", "cryptography")
 TRACING_PACKAGES = ("aws-xray-sdk", "wrapt")
 """Powertools' Tracer needs the X-Ray SDK; installed without its dependencies, since they
@@ -129,7 +134,13 @@ def build_code(build_dir: Path, interpreter: str | None = None) -> Path:
     if code.exists():
         shutil.rmtree(code)
     code.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
+    caches = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
+    development = {REPO / module for module in DEVELOPMENT_MODULES}
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        left_out = {name for name in names if Path(directory, name) in development}
+        return set(caches(directory, names)) | left_out
+
     for package in SOURCE_PACKAGES:
         shutil.copytree(REPO / package, code / package, ignore=ignore)
     if interpreter is not None:

@@ -189,7 +189,7 @@ def import_handlers(
     code: Path, layer_site: Path, python_version: str, tracing: bool, work: Path
 ) -> list[str]:
     """Import every handler module with only the code, the layer and boto3 on the path."""
-    from infra.functions import FUNCTIONS  # noqa: PLC0415
+    from infra.manifest import FUNCTIONS  # noqa: PLC0415
 
     deployed = deployed_path(code, layer_site, python_version, tracing, work)
     modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in FUNCTIONS.values()})

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from infra.functions import FunctionSpec
+from infra.manifest import FunctionSpec
 from services.common import constants
 from services.common.constants import TableSpec
 

@@ -3,7 +3,7 @@ WebSocket API, functions, alarms, and the players' sign-in (a Cognito user pool,
 existing OpenID Connect issuer is configured).
 
 Names and keys come from ``services.common.constants`` (the module the local
-stack builds from too) and every function from ``infra.functions.FUNCTIONS``.
+stack builds from too) and every function from ``infra.manifest.FUNCTIONS``.
 Each physical name is prefixed with the stage (``dev-canasta-games``), so
 several stages can live in one account.
 """
@@ -41,13 +41,14 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra import policies
+from infra import manifest, policies
 from infra.assets import PLACEHOLDER, Assets
 from infra.config import Config
-from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
+from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from infra.nag import acknowledge
 from services.common import constants
 from services.common.constants import TableSpec
+from services.common.runtime import UNKNOWN_EVENTS
 from services.matchmaking import flow
 
 RUNTIME = getattr(lambda_.Runtime, "PYTHON_3_13", None) or lambda_.Runtime.PYTHON_3_12
@@ -149,6 +150,19 @@ def table_variable(spec: TableSpec) -> str:
 
 def function_name(config: Config, key: str) -> str:
     return config.name(f"canasta-{key}")
+
+
+def service_count(service: str, name: str, *, labelled: bool = False) -> cloudwatch.Metric:
+    """A service's custom count (namespace ``Canasta``, dimension ``service``), summed over
+    five minutes; ``labelled`` for a graph (an alarm on a labelled metric becomes metric math)."""
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": service},
+        statistic="Sum",
+        period=Duration.minutes(5),
+        label=name if labelled else None,
+    )
 
 
 class CanastaStack(Stack):
@@ -357,8 +371,8 @@ class CanastaStack(Stack):
 
     def _consumer_queues(self) -> None:
         """One queue per consumer, fed by one rule on its detail-types and their sources
-        (``constants.consumer_pattern``, as the local stack)."""
-        for consumer, detail_types in constants.CONSUMERS.items():
+        (``manifest.consumer_pattern``, as the local stack)."""
+        for consumer, detail_types in manifest.CONSUMERS.items():
             queue = self._queue(
                 consumer, constants.queue_name(consumer), self._consumer_timeout(consumer)
             )
@@ -381,7 +395,7 @@ class CanastaStack(Stack):
             )
             # EventPattern cannot say "$or"; the rule's pattern is the shared one, verbatim.
             cfn_rule: events.CfnRule = rule.node.default_child  # type: ignore[assignment]
-            cfn_rule.event_pattern = constants.consumer_pattern(consumer)
+            cfn_rule.event_pattern = manifest.consumer_pattern(consumer)
 
     def _timers(self) -> None:
         """Turn timers: one-time schedules in a group that send to the timer queue."""
@@ -1013,6 +1027,15 @@ class CanastaStack(Stack):
                 f"Messages wait in {queue.node.id}: look at them, fix, redrive",
                 comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             )
+        for service in sorted({spec.service for spec in FUNCTIONS.values() if spec.consumes}):
+            self._alarm(
+                f"{pascal(service)}UnknownEventsAlarm",
+                f"{service}-unknown-events",
+                service_count(service, UNKNOWN_EVENTS),
+                1,
+                f"The {service} service received events its routing table does not route "
+                "(acknowledged and logged as 'unknown event'): its rule and its table differ",
+            )
         self._alarm(
             "TurnWsDurationP99Alarm",
             "turn-ws-duration-p99",
@@ -1079,17 +1102,7 @@ class CanastaStack(Stack):
         dashboard.add_widgets(
             graph(
                 "Game",
-                [
-                    cloudwatch.Metric(
-                        namespace=METRICS_NAMESPACE,
-                        metric_name=metric,
-                        dimensions_map={"service": service},
-                        statistic="Sum",
-                        period=five_minutes,
-                        label=metric,
-                    )
-                    for service, metric in DASHBOARD_METRICS
-                ],
+                [service_count(s, metric, labelled=True) for s, metric in DASHBOARD_METRICS],
             ),
             graph(
                 "Dead letters",
@@ -1111,17 +1124,7 @@ class CanastaStack(Stack):
         )
 
         def counts(service: str, names: tuple[str, ...]) -> list[cloudwatch.IMetric]:
-            return [
-                cloudwatch.Metric(
-                    namespace=METRICS_NAMESPACE,
-                    metric_name=name,
-                    dimensions_map={"service": service},
-                    statistic="Sum",
-                    period=five_minutes,
-                    label=name,
-                )
-                for name in names
-            ]
+            return [service_count(service, name, labelled=True) for name in names]
 
         machine = self.state_machine
         dashboard.add_widgets(

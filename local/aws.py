@@ -17,7 +17,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from infra.functions import FUNCTIONS, FunctionSpec
+from infra import manifest
+from infra.manifest import FUNCTIONS, FunctionSpec
 from local.connections import Close, ConnectionsEndpoint, Deliver
 from local.dispatcher import Dispatcher
 from local.iam import IamEnforcer, LocalArns, install
@@ -26,15 +27,7 @@ from local.resources import LocalResources, create_resources, table_names
 from services.common.settings import Settings
 
 REGION = "eu-west-1"
-HANDLER_MODULES = (
-    "services.matchmaking.handler",
-    "services.ledger.handler",
-    "services.turn.handler",
-    "services.deal.handler",
-    "services.score.handler",
-    "services.connect.handler",
-    "services.relay.handler",
-)
+HANDLER_MODULES = manifest.handler_modules()
 
 
 MOTO_LOCK = threading.Lock()

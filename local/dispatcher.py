@@ -23,21 +23,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from infra import manifest
+
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
-ROUTES: dict[str, str] = {
-    "matchmaking": "services.matchmaking.handler:events",
-    "ledger": "services.ledger.handler:events",
-    "deal": "services.deal.handler:events",
-    "score": "services.score.handler:events",
-    "turn-events": "services.turn.handler:events",
-    "timers": "services.turn.handler:timers",
-}
-RELAY = "services.relay.handler:stream"
+ROUTES: dict[str, str] = manifest.queue_handlers()
+"""Queue → its consumer's handler, as the stack's event source mappings (``infra.manifest``)."""
+RELAY = manifest.stream_handler()
 
 
 def load(path: str) -> Handler:
-    module, name = path.split(":")
+    """The entry point a manifest handler names (``services.deal.handler.events``)."""
+    module, _, name = path.rpartition(".")
     handler: Handler = getattr(importlib.import_module(module), name)
     return handler
 

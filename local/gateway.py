@@ -35,32 +35,22 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from infra import manifest
 from local.dispatcher import LambdaContext, load, websocket_event
 from local.issuer import DISCOVERY_PATH, JWKS_PATH, LocalIssuer
 from services.common.auth import Identity
 from services.common.tableviews import error_message
 
+_WEBSOCKET = manifest.websocket_routes()
 ROUTES: dict[str, str] = {
-    "play": "services.turn.handler:websocket",
-    "sync": "services.turn.handler:websocket",
-    "say": "services.turn.handler:websocket",
-    "$default": "services.turn.handler:websocket",
-    **{
-        route: "services.matchmaking.handler:websocket"
-        for route in (
-            "queue",
-            "leave",
-            "create_table",
-            "join_table",
-            "fill_bots",
-            "rematch",
-            "balance",
-        )
-    },
+    route: handler
+    for route, handler in _WEBSOCKET.items()
+    if route not in ("$connect", "$disconnect")
 }
-AUTHORIZER = "services.connect.handler:authorize"
-CONNECT = "services.connect.handler:connect"
-DISCONNECT = "services.connect.handler:disconnect"
+"""Message route (``$default`` included) → handler, as the deployed API's (``infra.manifest``)."""
+AUTHORIZER = manifest.authorizer()
+CONNECT = _WEBSOCKET["$connect"]
+DISCONNECT = _WEBSOCKET["$disconnect"]
 WEB_ROOT = Path(__file__).resolve().parents[1] / "web"
 MESSAGE_LIMIT = 128 * 1024
 """API Gateway's message payload quota (frames of up to 32 KB make up one message)."""

@@ -41,7 +41,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.functions import FUNCTIONS, FunctionSpec
+from infra.manifest import FUNCTIONS, FunctionSpec
 from infra.policies import Grant, Kind, Resource, grants, operator_grants
 
 ACCOUNT = "123456789012"

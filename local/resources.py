@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from infra import manifest
 from services.common import constants
 from services.common.settings import Settings
 from services.matchmaking.flow import definition_json
@@ -50,7 +51,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
     events = client("events")
     events.create_event_bus(Name=settings.event_bus)
     queues: dict[str, str] = {}
-    for consumer in constants.CONSUMERS:
+    for consumer in manifest.CONSUMERS:
         url = sqs.create_queue(QueueName=constants.queue_name(consumer))["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
@@ -59,7 +60,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
         events.put_rule(
             Name=rule,
             EventBusName=settings.event_bus,
-            EventPattern=json.dumps(constants.consumer_pattern(consumer)),
+            EventPattern=json.dumps(manifest.consumer_pattern(consumer)),
         )
         events.put_targets(
             Rule=rule, EventBusName=settings.event_bus, Targets=[{"Id": consumer, "Arn": arn}]

@@ -2,14 +2,13 @@
 
 Every event type has a sample (a full EventBridge envelope) and a generated
 JSON Schema in ``events/``; the samples tell one consistent story; the
-AsyncAPI document and docs/protocol.md are what ``services.common.schemas``
+AsyncAPI document and docs/protocol.md are what ``tools.schemas``
 generates from the models today. Each check is shown to fail on a broken input.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +17,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from services.common import constants, schemas
+from infra import manifest
 from services.common.events import EVENT_TYPES, EventEnvelope
 from services.common.protocol import PROTOCOL_VERSION, ServiceErrorCode
 from shared_engine import ERROR_CODES, commitment, shuffled
+from tools import schemas
 
 pytestmark = pytest.mark.unit
 
@@ -162,26 +162,7 @@ def test_the_samples_round_is_verifiable() -> None:
     assert times == sorted(times)
 
 
-# --- where events come from and go to --------------------------------------------------
-
-
-def test_every_event_type_has_an_emitter() -> None:
-    assert set(schemas.EMITTERS) == set(EVENT_TYPES)
-
-
-def test_every_consumed_event_type_exists() -> None:
-    for consumer, detail_types in constants.CONSUMERS.items():
-        assert set(detail_types) <= set(EVENT_TYPES), consumer
-
-
-@pytest.mark.parametrize("service", sorted(set(schemas.EMITTERS.values())))
-def test_the_emitters_agree_with_the_services(service: str) -> None:
-    try:
-        app = importlib.import_module(f"services.{service}.app")
-    except ModuleNotFoundError:
-        pytest.skip(f"the {service} service has no app module yet")
-    source: str = app.SOURCE
-    assert source == f"{constants.EVENT_SOURCE}.{service}"
+# --- where events come from and go to (against the services: tests/test_manifest.py) ----
 
 
 def test_a_schema_names_its_source_and_consumers() -> None:
@@ -445,10 +426,9 @@ def test_every_client_message_names_its_answers() -> None:
 
 def test_routes_without_their_own_reach_the_turn_service_by_default() -> None:
     """``hello`` and ``ping`` have no API Gateway route: ``$default`` is the turn service's."""
-    functions = pytest.importorskip("infra.functions")
-    routes = {r for spec in functions.FUNCTIONS.values() for r in spec.routes}
+    routes = {r for spec in manifest.FUNCTIONS.values() for r in spec.routes}
     for model in schemas.CLIENT_MESSAGES:
         route = schemas.route_of(model)
         assert route in routes, model.__name__
-    turn = next(spec for spec in functions.FUNCTIONS.values() if "$default" in spec.routes)
+    turn = next(spec for spec in manifest.FUNCTIONS.values() if "$default" in spec.routes)
     assert {"play", "sync"} <= set(turn.routes)

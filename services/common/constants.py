@@ -77,44 +77,6 @@ EVENT_SOURCE: Final = "canasta"
 TIMER_QUEUE: Final = "canasta-turn-timers"
 SCHEDULE_GROUP: Final = "canasta-turn-timers"
 
-# Consumers of the bus: each gets a queue, fed by one rule matching these detail-types.
-CONSUMERS: Final = {
-    "deal": ("TableFormed", "RoundScored"),
-    "score": ("RoundEnded",),
-    "turn-events": ("RoundStarted", "PlayerConnected", "PlayerDisconnected"),
-    "ledger": ("MatchEnded", "TableAborted"),
-    "matchmaking": ("MatchEnded", "TableAborted", "PlayerDisconnected"),
-}
-"""The matchmaking queue also carries the state machine's ``try_match`` tasks."""
-PRODUCERS: Final[dict[str, tuple[str, ...]]] = {
-    "TableFormed": ("matchmaking",),
-    "RoundStarted": ("deal",),
-    "RoundEnded": ("turn",),
-    "RoundScored": ("score",),
-    "MatchEnded": ("score",),
-    # The score service when every player left; the operators' console when it closes
-    # a stuck table (``python -m ops close``).
-    "TableAborted": ("score", "ops"),
-    "PlayerConnected": ("connect",),
-    "PlayerDisconnected": ("connect",),
-}
-"""detail-type → who may publish it (sources ``canasta.<producer>``)."""
-
-
-def consumer_pattern(consumer: str) -> dict[str, Any]:
-    """The rule's event pattern: each detail-type only from those that may publish it.
-
-    So an event of a known type put on the bus by any other source (another
-    service, a test tool, a mistake) triggers no consumer.
-    """
-    by_source: dict[str, list[str]] = {}
-    for detail_type in CONSUMERS[consumer]:
-        for producer in PRODUCERS[detail_type]:
-            by_source.setdefault(f"{EVENT_SOURCE}.{producer}", []).append(detail_type)
-    branches = [{"source": [s], "detail-type": d} for s, d in by_source.items()]
-    return branches[0] if len(branches) == 1 else {"$or": branches}
-
-
 STATE_MACHINE: Final = "canasta-matchmaking"
 
 

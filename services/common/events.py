@@ -1,7 +1,7 @@
 """Every EventBridge event the services exchange, as pydantic models.
 
 The models are the single source of the JSON Schemas in ``events/schemas/``
-(``python -m services.common.schemas``) and of the samples' validation. The
+(``python -m tools.schemas``) and of the samples' validation. The
 ``detail-type`` of an event is its class name; its ``source`` names the
 service that wrote it.
 """

@@ -5,12 +5,14 @@ its path needs (each boto3 client loads its service model when created).
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.common.events import EVENT_TYPES, EventEnvelope
 from services.common.settings import Settings
+from services.common.telemetry import Telemetry
 
 
 class LazyClient:
@@ -122,3 +124,57 @@ class TimerMessage(BaseModel):
 
     table_id: str
     turn_started: int
+
+
+UNKNOWN_EVENTS = "unknown_events"
+"""The metric of messages a consumer's routing table has no use case for."""
+
+
+class EventRoutes:
+    """One service's routing table: each detail-type its queue receives → its use case.
+
+    The table is the service's whole contract with the bus (the manifest's
+    ``consumes`` for its function must name the same detail-types; a test holds
+    them together). A message the table does not route (a detail-type added to
+    the rule but not here, or one that no model knows) is acknowledged, logged
+    with its detail-type and source, and counted (``unknown_events``): it is
+    neither retried forever nor dropped unseen. ``tasks`` routes messages that
+    are not events, by their ``kind`` (the matchmaking state machine's tasks).
+    A message that routes but does not parse still fails, and is retried.
+    """
+
+    def __init__(
+        self,
+        telemetry: Telemetry,
+        events: Mapping[type[BaseModel], Callable[[Any], None]],
+        tasks: Mapping[str, Callable[[dict[str, Any]], None]] | None = None,
+    ) -> None:
+        for model in events:
+            if EVENT_TYPES.get(model.__name__) is not model:
+                raise TypeError(f"{model.__name__} is not an event of services.common.events")
+        self._telemetry = telemetry
+        self._events = {model.__name__: use_case for model, use_case in events.items()}
+        self._tasks = dict(tasks or {})
+
+    @property
+    def detail_types(self) -> frozenset[str]:
+        return frozenset(self._events)
+
+    @property
+    def task_kinds(self) -> frozenset[str]:
+        return frozenset(self._tasks)
+
+    def __call__(self, body: dict[str, Any]) -> None:
+        kind = body.get("kind")
+        if isinstance(kind, str) and kind in self._tasks:
+            self._tasks[kind](body)
+            return
+        envelope = EventEnvelope.model_validate(body)
+        use_case = self._events.get(envelope.detail_type)
+        if use_case is None:
+            self._telemetry.count(UNKNOWN_EVENTS)
+            self._telemetry.warning(
+                "unknown event", detail_type=envelope.detail_type, source=envelope.source
+            )
+            return
+        use_case(envelope.parsed())

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from services.common.events import EventEnvelope, RoundScored, TableFormed
+from services.common.events import RoundScored, TableFormed
 from services.common.observability import Observability
-from services.common.runtime import Clients, process_batch
+from services.common.runtime import Clients, EventRoutes, process_batch
 from services.common.settings import Settings
 from services.deal.app import DealService
 from services.deal.root import build
@@ -21,14 +21,15 @@ def service() -> DealService:
     return build(settings, Clients(settings), obs.telemetry)
 
 
-def _on_event(body: dict[str, Any]) -> None:
-    detail = EventEnvelope.model_validate(body).parsed()
-    if isinstance(detail, TableFormed):
-        service().table_formed(detail)
-    elif isinstance(detail, RoundScored):
-        service().round_scored(detail)
+EVENTS = EventRoutes(
+    obs.telemetry,
+    {
+        TableFormed: lambda formed: service().table_formed(formed),
+        RoundScored: lambda scored: service().round_scored(scored),
+    },
+)
 
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, _on_event, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception)

@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
-from services.common.events import EventEnvelope, MatchEnded, TableAborted
+from services.common.events import MatchEnded, TableAborted
 from services.common.observability import Observability
-from services.common.runtime import Clients, process_batch
+from services.common.runtime import Clients, EventRoutes, process_batch
 from services.common.settings import MAX_BOOKING_JOKERS, MAX_BOOKING_POINTS, Settings
 from services.ledger.app import LedgerService, Refused
 from services.ledger.root import build
@@ -27,17 +27,18 @@ def service() -> LedgerService:
     return build(settings, Clients(settings), obs.telemetry)
 
 
-def _on_event(body: dict[str, Any]) -> None:
-    detail = EventEnvelope.model_validate(body).parsed()
-    if isinstance(detail, MatchEnded):
-        service().match_ended(detail)
-    elif isinstance(detail, TableAborted):
-        service().table_aborted(detail)
+EVENTS = EventRoutes(
+    obs.telemetry,
+    {
+        MatchEnded: lambda ended: service().match_ended(ended),
+        TableAborted: lambda aborted: service().table_aborted(aborted),
+    },
+)
 
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, _on_event, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception)
 
 
 Points = Annotated[StrictInt, Field(ge=-MAX_BOOKING_POINTS, le=MAX_BOOKING_POINTS)]

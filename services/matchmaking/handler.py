@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from services.common.events import EventEnvelope, MatchEnded, PlayerDisconnected, TableAborted
+from services.common.events import MatchEnded, PlayerDisconnected, TableAborted
 from services.common.observability import Observability
-from services.common.runtime import Clients, WebSocketEvent, process_batch
+from services.common.runtime import Clients, EventRoutes, WebSocketEvent, process_batch
 from services.common.settings import Settings
 from services.matchmaking.app import MatchmakingService
 from services.matchmaking.root import build
@@ -47,21 +47,26 @@ class AbandonTask(BaseModel):
     ticket: dict[str, Any]
 
 
-def _on_message(body: dict[str, Any]) -> None:
-    if body.get("kind") == "try_match":
-        task = TryMatchTask.model_validate(body)
-        service().answer_task(task.ticket, task.task_token)
-        return
-    if body.get("kind") == "abandon":
-        service().abandon(AbandonTask.model_validate(body).ticket)
-        return
-    detail = EventEnvelope.model_validate(body).parsed()
-    if isinstance(detail, (MatchEnded, TableAborted)):
-        service().match_over(detail)
-    elif isinstance(detail, PlayerDisconnected):
-        service().player_disconnected(detail)
+def _try_match(body: dict[str, Any]) -> None:
+    task = TryMatchTask.model_validate(body)
+    service().answer_task(task.ticket, task.task_token)
+
+
+EVENTS = EventRoutes(
+    obs.telemetry,
+    {
+        MatchEnded: lambda ended: service().match_over(ended),
+        TableAborted: lambda aborted: service().match_over(aborted),
+        PlayerDisconnected: lambda gone: service().player_disconnected(gone),
+    },
+    tasks={
+        "try_match": _try_match,
+        "abandon": lambda body: service().abandon(AbandonTask.model_validate(body).ticket),
+    },
+)
+"""Its queue carries the bus's events and the state machine's tasks (``kind``)."""
 
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, _on_message, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from services.common.events import EventEnvelope, RoundEnded
+from services.common.events import RoundEnded
 from services.common.observability import Observability
-from services.common.runtime import Clients, process_batch
+from services.common.runtime import Clients, EventRoutes, process_batch
 from services.common.settings import Settings
 from services.score.app import ScoreService
 from services.score.root import build
@@ -21,12 +21,9 @@ def service() -> ScoreService:
     return build(settings, Clients(settings), obs.telemetry)
 
 
-def _on_event(body: dict[str, Any]) -> None:
-    detail = EventEnvelope.model_validate(body).parsed()
-    if isinstance(detail, RoundEnded):
-        service().round_ended(detail)
+EVENTS = EventRoutes(obs.telemetry, {RoundEnded: lambda ended: service().round_ended(ended)})
 
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, _on_event, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception)

@@ -5,9 +5,15 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from services.common.events import EventEnvelope, PlayerConnected, PlayerDisconnected, RoundStarted
+from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
 from services.common.observability import Observability
-from services.common.runtime import Clients, TimerMessage, WebSocketEvent, process_batch
+from services.common.runtime import (
+    Clients,
+    EventRoutes,
+    TimerMessage,
+    WebSocketEvent,
+    process_batch,
+)
 from services.common.settings import Settings
 from services.turn.app import TurnService
 from services.turn.root import build
@@ -28,15 +34,19 @@ def websocket(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return {"statusCode": 200}
 
 
-def _on_event(body: dict[str, Any]) -> None:
-    detail = EventEnvelope.model_validate(body).parsed()
-    if isinstance(detail, (RoundStarted, PlayerConnected, PlayerDisconnected)):
-        service().on_event(detail)
+EVENTS = EventRoutes(
+    obs.telemetry,
+    {
+        RoundStarted: lambda started: service().on_event(started),
+        PlayerConnected: lambda connected: service().on_event(connected),
+        PlayerDisconnected: lambda disconnected: service().on_event(disconnected),
+    },
+)
 
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, _on_event, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception)
 
 
 def _on_timer(body: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common import schemas
+from tools import schemas
 
 pytestmark = pytest.mark.integration
 

@@ -12,6 +12,8 @@ HAVE_CDK = importlib.util.find_spec("aws_cdk") is not None and shutil.which("nod
 SKIP_REASON = "the infra extra (pip install -e '.[infra]') or node is missing"
 OIDC_ISSUER = "https://accounts.rummy.example/realms/players"
 OIDC_AUDIENCE = "canasta"
+STAGES = ("dev", "prod")
+"""The stages every template test runs against (the session also synthesizes "oidc")."""
 """The existing issuer the ``oidc`` stage is configured with."""
 
 

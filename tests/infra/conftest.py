@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
-from tests.infra._support import HAVE_CDK, OIDC_AUDIENCE, OIDC_ISSUER, SKIP_REASON, Synthesis
+from tests.infra._support import (
+    HAVE_CDK,
+    OIDC_AUDIENCE,
+    OIDC_ISSUER,
+    SKIP_REASON,
+    STAGES,
+    Synthesis,
+)
 
 
 @pytest.fixture(scope="session")
@@ -78,3 +86,14 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
         for stage, stack in stacks.items()
     }
     return Synthesis(stacks, templates, outdir, build_dir, seconds)
+
+
+@pytest.fixture(params=STAGES)
+def stage(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def template(synthesis: Synthesis, stage: str) -> dict[str, Any]:
+    """The synthesized template of one stage (each test runs for every stage)."""
+    return synthesis.templates[stage]

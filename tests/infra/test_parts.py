@@ -9,17 +9,19 @@ from typing import Any
 
 import pytest
 
+from infra import manifest
 from infra.assets import (
     LAYER_PACKAGES,
     PLATFORM,
+    REPO,
+    SOURCE_PACKAGES,
     build_assets,
     build_code,
     build_layer,
     pip_commands,
 )
 from infra.config import CONTEXT_KEYS, Config, ConfigError
-from infra.functions import FUNCTIONS, TIMERS
-from services.common import constants
+from infra.manifest import FUNCTIONS, TIMERS, handler_modules
 from services.common.settings import LedgerClient
 
 pytestmark = pytest.mark.infra
@@ -168,7 +170,7 @@ def test_every_config_field_has_a_context_key_documented() -> None:
 
 def test_queue_consumers_name_known_queues() -> None:
     for spec in FUNCTIONS.values():
-        assert spec.queue is None or spec.queue == TIMERS or spec.queue in constants.CONSUMERS
+        assert spec.queue is None or spec.queue == TIMERS or spec.queue in manifest.CONSUMERS
 
 
 def test_the_matchmaking_defaults_are_the_services_own() -> None:
@@ -279,6 +281,22 @@ def test_the_code_copy_has_the_sources_and_no_caches(tmp_path: Path) -> None:
     assert (code / "shared_engine").is_dir()
     assert not list(code.rglob("__pycache__"))
     assert not list(code.rglob("*.pyc"))
+
+
+def test_the_code_asset_carries_no_development_tool(tmp_path: Path) -> None:
+    """The generators, demos and simulations, the CDK app and the local stack stay out of
+    the Lambda asset; every handler's module is in it."""
+    code = build_code(tmp_path)
+    shipped = {p.relative_to(code).as_posix() for p in code.rglob("*.py")}
+    tools = {p.relative_to(REPO).as_posix() for p in (REPO / "tools").rglob("*.py")}
+    assert tools, "the tools package exists"
+    assert not {top for top in {s.split("/")[0] for s in shipped}} - set(SOURCE_PACKAGES)
+    assert not shipped & tools
+    assert not {Path(s).name for s in shipped} & {Path(t).name for t in tools} - {"__init__.py"}
+    commands = [s for s in shipped if '__name__ == "__main__"' in (code / s).read_text()]
+    assert commands == [], "a command-line entry point ships"
+    for module in handler_modules():
+        assert module.replace(".", "/") + ".py" in shipped, module
 
 
 def test_cdk_json_runs_the_app_and_its_context_is_the_defaults() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infra.functions import FUNCTIONS
+from infra.manifest import FUNCTIONS
 from infra.policies import OPERATOR_READS, grants, operator_grants
 from services.common import constants
 from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from infra.functions import FUNCTIONS
+from infra.manifest import FUNCTIONS
 from tests.infra._support import HAVE_CDK, OIDC_AUDIENCE, OIDC_ISSUER, SKIP_REASON, Synthesis
 from tests.infra.test_stack import function_id, of_type, props
 

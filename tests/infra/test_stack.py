@@ -1,7 +1,7 @@
 """The synthesized stacks against the product's own constants, specs and settings.
 
 Everything expected here is derived from ``services.common.constants``,
-``infra.functions.FUNCTIONS`` and ``services.common.settings.Settings``, so a
+``infra.manifest.FUNCTIONS`` and ``services.common.settings.Settings``, so a
 table, consumer or function added there is checked without a new test.
 """
 
@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from infra.functions import FUNCTIONS, TIMERS, FunctionSpec
+from infra import manifest
+from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from services.common import constants
-from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
+from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
-STAGES = ("dev", "prod")
 LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "rematch", "balance"}
 ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
@@ -131,16 +131,6 @@ def role_statements(template: dict[str, Any], role: str) -> list[dict[str, Any]]
 def function_statements(template: dict[str, Any], stage: str, key: str) -> list[dict[str, Any]]:
     function = template["Resources"][function_id(template, stage, key)]
     return role_statements(template, props(function)["Role"]["Fn::GetAtt"][0])
-
-
-@pytest.fixture(params=STAGES)
-def stage(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def template(synthesis: Synthesis, stage: str) -> dict[str, Any]:
-    return synthesis.templates[stage]
 
 
 # --- synthesis, cdk-nag, cfn-lint ------------------------------------------------------
@@ -461,7 +451,7 @@ def test_the_bus_and_its_archive(template: dict[str, Any], stage: str) -> None:
     assert props(archive)["EventPattern"] == {"source": [{"prefix": constants.EVENT_SOURCE}]}
 
 
-@pytest.mark.parametrize("consumer", constants.CONSUMERS)
+@pytest.mark.parametrize("consumer", manifest.CONSUMERS)
 def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
     template: dict[str, Any], stage: str, consumer: str
 ) -> None:
@@ -473,14 +463,16 @@ def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
     ]
     assert len(rules) == 1
     (rule,) = rules
-    assert rule["EventPattern"] == constants.consumer_pattern(consumer)
+    assert rule["EventPattern"] == manifest.consumer_pattern(consumer)
     patterns = rule["EventPattern"].get("$or", [rule["EventPattern"]])
     routed = {(s, d) for p in patterns for s in p["source"] for d in p["detail-type"]}
     assert routed == {
-        (f"canasta.{producer}", d)
-        for d in constants.CONSUMERS[consumer]
-        for producer in constants.PRODUCERS[d]
-    }, "each detail-type only from those that may publish it"
+        (f"canasta.{manifest.EMITTERS[d]}", d) for d in manifest.CONSUMERS[consumer]
+    } | {
+        (f"canasta.{manifest.OPERATOR_EMITS[d]}", d)
+        for d in manifest.CONSUMERS[consumer]
+        if d in manifest.OPERATOR_EMITS
+    }, "each detail-type only from the service that publishes it (and the operators')"
     assert logical_ids(rule["EventBusName"]) == {
         named(template, "AWS::Events::EventBus", "Name", f"{stage}-{constants.EVENT_BUS}")
     }
@@ -490,7 +482,7 @@ def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
 
 
 @pytest.mark.parametrize(
-    "name", [*map(constants.queue_name, constants.CONSUMERS), constants.TIMER_QUEUE]
+    "name", [*map(constants.queue_name, manifest.CONSUMERS), constants.TIMER_QUEUE]
 )
 def test_every_queue_has_a_dead_letter_queue_sse_and_ssl(
     template: dict[str, Any], stage: str, name: str
@@ -676,7 +668,7 @@ def test_every_function_has_error_and_throttle_alarms(
 
 
 def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any], stage: str) -> None:
-    names = [*map(constants.queue_name, constants.CONSUMERS), constants.TIMER_QUEUE]
+    names = [*map(constants.queue_name, manifest.CONSUMERS), constants.TIMER_QUEUE]
     dead = {queue_id(template, stage, f"{n}-dlq") for n in names}
     dead.add(queue_id(template, stage, "canasta-relay-failures"))
     watched = {
@@ -688,6 +680,15 @@ def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any], sta
         for logical in logical_ids(alarm["Dimensions"])
     }
     assert watched == dead
+
+
+def test_every_consumer_service_alarms_on_unknown_events(template: dict[str, Any]) -> None:
+    watched = {
+        alarm["Dimensions"][0]["Value"]
+        for alarm in _alarms(template)
+        if alarm["MetricName"] == "unknown_events" and alarm["Namespace"] == "Canasta"
+    }
+    assert watched == {spec.service for spec in FUNCTIONS.values() if spec.consumes}
 
 
 def test_the_turn_p99_duration_alarm(template: dict[str, Any], stage: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common import constants
+from infra import manifest
 from shared_engine import MatchMode
 from tests.integration.harness import Harness
 
@@ -28,5 +28,5 @@ def test_an_event_from_another_source_reaches_no_consumer(harness: Harness) -> N
 
 
 def test_every_consumed_detail_type_has_one_producer() -> None:
-    consumed = {d for types in constants.CONSUMERS.values() for d in types}
-    assert consumed <= set(constants.PRODUCERS)
+    consumed = {d for types in manifest.CONSUMERS.values() for d in types}
+    assert consumed <= set(manifest.EMITTERS)

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 from botocore.exceptions import ClientError
 
-from infra.functions import FUNCTIONS, GET, PUT, UPDATE
+from infra.manifest import FUNCTIONS, GET, PUT, UPDATE
 from local.aws import LocalAws, reset
 from local.dispatcher import LambdaContext
 from local.iam import ACCOUNT, Call, LocalArns, Unmodelled, calls, role

@@ -15,7 +15,14 @@ from services.common.events import (
     RoundEnded,
     RoundStarted,
 )
-from services.common.runtime import TimerMessage, WebSocketEvent, process_batch
+from services.common.runtime import (
+    UNKNOWN_EVENTS,
+    EventRoutes,
+    TimerMessage,
+    WebSocketEvent,
+    process_batch,
+)
+from services.common.telemetry import RecordingTelemetry
 
 pytestmark = pytest.mark.unit
 
@@ -177,3 +184,68 @@ def test_the_protocols_bot_levels_are_the_engines() -> None:
     from shared_engine.search import LEVELS
 
     assert get_args(BotLevel) == LEVELS
+
+
+# --- the routing tables ----------------------------------------------------------------
+
+
+def _routes(seen: list[Any], telemetry: RecordingTelemetry) -> EventRoutes:
+    return EventRoutes(
+        telemetry,
+        {RoundEnded: seen.append, PlayerDisconnected: seen.append},
+        tasks={"try_match": lambda body: seen.append(("task", body["ticket"]))},
+    )
+
+
+def _ended() -> dict[str, Any]:
+    return _moto_delivered(
+        "RoundEnded", {"table_id": "t1", "round": 2, "version": 40, "went_out": 3}
+    )
+
+
+def test_a_routing_table_gives_each_event_its_use_case_parsed() -> None:
+    seen: list[Any] = []
+    telemetry = RecordingTelemetry()
+    _routes(seen, telemetry)(_ended())
+    assert seen == [RoundEnded(table_id="t1", round=2, version=40, went_out=3)]
+    assert UNKNOWN_EVENTS not in telemetry.metrics
+
+
+@pytest.mark.parametrize("detail_type", ["RoundStarted", "SomethingNew"])
+def test_an_event_the_table_does_not_route_is_logged_counted_and_acknowledged(
+    detail_type: str,
+) -> None:
+    """A known event this service does not take, or one no model knows: no use case runs,
+    the batch does not fail (it would come back forever), and the event is seen."""
+    seen: list[Any] = []
+    telemetry = RecordingTelemetry()
+    body = {**_ended(), "detail-type": detail_type}
+    event = {"Records": [{"messageId": "m1", "body": json.dumps(body), "eventSource": "aws:sqs"}]}
+    assert process_batch(event, None, _routes(seen, telemetry), lambda _exc: None) == {
+        "batchItemFailures": []
+    }
+    assert seen == []
+    assert telemetry.metrics[UNKNOWN_EVENTS] == 1
+    assert telemetry.lines == [
+        ("warning", "unknown event", {"detail_type": detail_type, "source": "canasta.turn"})
+    ]
+
+
+def test_a_routed_event_that_does_not_parse_fails_and_is_retried() -> None:
+    seen: list[Any] = []
+    body = _ended()
+    body["detail"]["version"] = "forty"
+    with pytest.raises(ValidationError):
+        _routes(seen, RecordingTelemetry())(body)
+    assert seen == []
+
+
+def test_a_task_is_routed_by_its_kind() -> None:
+    seen: list[Any] = []
+    _routes(seen, RecordingTelemetry())({"kind": "try_match", "ticket": {"id": "x"}})
+    assert seen == [("task", {"id": "x"})]
+
+
+def test_a_routing_table_takes_only_the_bus_events() -> None:
+    with pytest.raises(TypeError, match="TimerMessage"):
+        EventRoutes(RecordingTelemetry(), {TimerMessage: print})

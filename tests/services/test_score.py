@@ -96,6 +96,7 @@ def test_a_duplicate_round_ended_scores_nothing_twice(
     score.round_ended(_ended())
     assert store.history("t1") == after_first
     assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+
     # A redelivery announces the same result again (its first announcement may have
     # been lost with the failure that caused it): the same messages, nothing new. Each
     # connection's in the same order; the four seats' sends run at once, in any order.

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from shared_engine import MatchMode, apply, legal_actions, player_view, start_round
 from shared_engine.bots import heuristic_policy, random_policy
 from shared_engine.observation import state_from_view
-from shared_engine.simulate import pairing
 from shared_engine.state import RoundState
+from tools.simulate import pairing
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,8 @@ from shared_engine import MatchMode, apply, legal_actions, player_view, start_ro
 from shared_engine.bots import heuristic_policy
 from shared_engine.observation import state_from_view
 from shared_engine.search import HARD, NORMAL, hidden_tiles, level_policy, search_policy, world
-from shared_engine.simulate import Tally, play_match
 from shared_engine.tiles import FULL_SET
+from tools.simulate import Tally, play_match
 
 pytestmark = pytest.mark.unit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared_engine.demo import main
+from tools.demo import main
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""``python -m shared_engine.simulate --matches N --seed S``: bots against bots, in figures.
+"""``python -m tools.simulate --matches N --seed S``: bots against bots, in figures.
 
 Plays whole matches (match rules included: tie-break rounds) between two
 pairings, heuristic against heuristic and heuristic against random, and
@@ -104,7 +104,7 @@ def report(name: str, labels: tuple[str, str], tally: Tally) -> list[str]:
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m shared_engine.simulate", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.simulate", description=__doc__)
     parser.add_argument("--matches", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(

@@ -1,18 +1,31 @@
-"""One spec per Lambda function: its entry point, what triggers it and what it may touch.
+"""The service manifest: every function, what triggers it, what it may touch, what it emits.
 
-The stack builds every function, trigger and IAM statement from ``FUNCTIONS``,
-so adding a service is adding specs here, not new wiring in the stack:
+Everything that wires a handler is built from this one module, so a route, a
+consumer or an event cannot be declared in one place and missing in another:
 
-- a WebSocket route: ``routes=("queue", ...)`` (the stack adds the route);
-- a bus consumer: ``queue="<consumer>"``, a key of ``constants.CONSUMERS`` (its
-  rule and queue already exist for every consumer, with or without a function);
+- the CDK stack (``infra/stack.py``): each function, its routes, its queue and
+  that queue's rule, its stream, its IAM statements (``infra/policies.py``);
+- the local stack: the gateway's route table (``local/gateway.py``), the
+  dispatcher's queues and relay (``local/dispatcher.py``), the rules and queues
+  on moto (``local/resources.py``), each handler's role (``local/iam.py``);
+- the protocol and event documentation (``tools/schemas.py``): which service a
+  message's route reaches, who emits an event and who consumes it.
+
+It imports no CDK and no handler (handlers are named, not imported), so the
+local stack and the tools load it cheaply; it is not part of the Lambda asset,
+and no runtime package imports it. Each service's handler keeps its own
+event-routing table; ``tests/test_manifest.py`` holds both to this one.
+
+Adding to it:
+
+- a WebSocket route: ``routes=("queue", ...)`` (the stack adds the route, the
+  local gateway routes it);
+- a bus consumer: ``queue="<consumer>"`` and ``consumes=(detail-types...)``:
+  its queue and the rule that feeds it follow, here and locally;
+- an event: its emitting service in ``EMITTERS``;
 - table access: ``tables={constants.SOME_TABLE: (actions...)}``;
 - a state machine or another resource: a new capability flag here, and the
-  grant that goes with it in ``stack.py`` (``_grant``).
-
-Matchmaking and the ledger were added this way: their routes and consumers are
-specs, and the matchmaking state machine (``constants.STATE_MACHINE``) is two
-flags, ``starts_tickets`` and ``answers_tickets``, granted in ``stack.py``.
+  grant that goes with it in ``infra/policies.py``.
 
 Table actions are the DynamoDB API calls each service makes (read from its
 composition root and stores); ``TransactWriteItems`` is authorized per item,
@@ -23,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from services.common import constants
 from services.common.constants import TableSpec
@@ -50,7 +64,10 @@ class FunctionSpec:
     authorizer: bool = False
     """The ``$connect`` REQUEST authorizer."""
     queue: str | None = None
-    """A consumer of ``constants.CONSUMERS`` or ``TIMERS``: an SQS event source."""
+    """The SQS queue that triggers it: a bus consumer's (``canasta-<queue>``) or ``TIMERS``."""
+    consumes: tuple[str, ...] = ()
+    """The detail-types a bus consumer's rule sends to its ``queue``: the handler's
+    event-routing table routes exactly these."""
     stream: TableSpec | None = None
     """A table whose stream (outbox items only) triggers the function."""
     publishes: bool = False
@@ -148,6 +165,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="turn",
         description="RoundStarted and presence events: auto-play absent seats, push views",
         queue="turn-events",
+        consumes=("RoundStarted", "PlayerConnected", "PlayerDisconnected"),
         tables=_TURN_TABLES,
         memory_mb=TURN_MEMORY_MB,
         pushes=True,
@@ -172,6 +190,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="deal",
         description="TableFormed and RoundScored: create the table, deal the next round",
         queue="deal",
+        consumes=("TableFormed", "RoundScored"),
         tables={
             constants.GAMES: (GET, PUT, UPDATE),
             # Reads each player's guard item (where they are) and seats the table's
@@ -191,6 +210,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="score",
         description="RoundEnded: score the round, end the match when it is won",
         queue="score",
+        consumes=("RoundEnded",),
         tables={constants.GAMES: (GET, PUT, UPDATE)},
         pushes=True,
         timeout_seconds=30,
@@ -240,6 +260,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="matchmaking",
         description="try_match tasks of the tickets; MatchEnded, TableAborted, PlayerDisconnected",
         queue="matchmaking",
+        # The queue also carries the state machine's ``try_match`` and ``abandon`` tasks.
+        consumes=("MatchEnded", "TableAborted", "PlayerDisconnected"),
         tables={
             # Reads a queue's oldest entries, deletes them as tables form or tickets
             # expire, closes or frees lobby seats when a waiting player disconnects.
@@ -261,6 +283,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="ledger",
         description="MatchEnded and TableAborted: settle the match or refund the stakes",
         queue="ledger",
+        consumes=("MatchEnded", "TableAborted"),
         # Bookings are transactions of create-only entries and balance updates.
         tables={constants.LEDGER: (PUT, UPDATE)},
         # LedgerSettled.
@@ -277,3 +300,92 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     ),
 }
 """Function key → spec; the key names the function (``<stage>-canasta-<key>``)."""
+
+
+EMITTERS: dict[str, str] = {
+    "TableFormed": "matchmaking",
+    "RoundStarted": "deal",
+    "ActionApplied": "turn",
+    "RoundEnded": "turn",
+    "RoundScored": "score",
+    "MatchEnded": "score",
+    "TableAborted": "score",
+    "LedgerSettled": "ledger",
+    "PlayerConnected": "connect",
+    "PlayerDisconnected": "connect",
+}
+"""detail-type → the one service that emits it (source ``canasta.<service>``)."""
+
+OPERATOR_EMITS: dict[str, str] = {"TableAborted": "ops"}
+"""What the operators' console publishes besides the services (``python -m ops close``
+ends a stuck table as if every player had left), under source ``canasta.<this>``."""
+
+CONSUMERS: dict[str, tuple[str, ...]] = {
+    spec.queue: spec.consumes for spec in FUNCTIONS.values() if spec.queue and spec.consumes
+}
+"""Bus consumer (its queue, ``canasta-<consumer>``) → the detail-types its rule matches."""
+
+
+def consumer_pattern(consumer: str) -> dict[str, Any]:
+    """The rule's event pattern: each detail-type only from the service that emits it.
+
+    So an event of a known type put on the bus by any other source (another
+    service, a test tool, a mistake) triggers no consumer.
+    """
+    by_source: dict[str, list[str]] = {}
+    for detail_type in CONSUMERS[consumer]:
+        by_source.setdefault(source_of(detail_type), []).append(detail_type)
+        if detail_type in OPERATOR_EMITS:
+            operator = f"{constants.EVENT_SOURCE}.{OPERATOR_EMITS[detail_type]}"
+            by_source.setdefault(operator, []).append(detail_type)
+    branches = [{"source": [s], "detail-type": d} for s, d in by_source.items()]
+    return branches[0] if len(branches) == 1 else {"$or": branches}
+
+
+def source_of(detail_type: str) -> str:
+    """The ``source`` of an event: ``canasta.<the service that emits it>``."""
+    return f"{constants.EVENT_SOURCE}.{EMITTERS[detail_type]}"
+
+
+def queue_names() -> dict[str, str]:
+    """Every queue a function consumes (a consumer's, the timers') → its SQS name."""
+    return {
+        spec.queue: constants.TIMER_QUEUE
+        if spec.queue == TIMERS
+        else constants.queue_name(spec.queue)
+        for spec in FUNCTIONS.values()
+        if spec.queue
+    }
+
+
+def websocket_routes() -> dict[str, str]:
+    """Route key → the handler it invokes (``$connect`` and ``$disconnect`` included)."""
+    return {route: spec.handler for spec in FUNCTIONS.values() for route in spec.routes}
+
+
+def authorizer() -> str:
+    """The handler of the ``$connect`` authorizer."""
+    (handler,) = [spec.handler for spec in FUNCTIONS.values() if spec.authorizer]
+    return handler
+
+
+def queue_handlers() -> dict[str, str]:
+    """Queue (a consumer or ``TIMERS``) → the handler its event source mapping invokes."""
+    return {spec.queue: spec.handler for spec in FUNCTIONS.values() if spec.queue}
+
+
+def stream_handler() -> str:
+    """The handler the games table's stream invokes (the outbox relay)."""
+    (handler,) = [spec.handler for spec in FUNCTIONS.values() if spec.stream == constants.GAMES]
+    return handler
+
+
+def handler_modules() -> tuple[str, ...]:
+    """Every module that holds an entry point, each once."""
+    return tuple(sorted({spec.handler.rpartition(".")[0] for spec in FUNCTIONS.values()}))
+
+
+def service_of_route(route: str) -> str:
+    """The service whose function a WebSocket route invokes."""
+    (service,) = [spec.service for spec in FUNCTIONS.values() if route in spec.routes]
+    return service

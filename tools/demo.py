@@ -1,4 +1,4 @@
-"""``python -m shared_engine.demo``: a seeded round between four bots, move by move."""
+"""``python -m tools.demo``: a seeded round between four bots, move by move."""
 
 from __future__ import annotations
 
