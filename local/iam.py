@@ -228,8 +228,8 @@ def calls(service: str, operation: str, params: Mapping[str, Any], arns: LocalAr
                 {PASSED_TO: "scheduler.amazonaws.com"},
             ),
         ]
-    if service == "sqs" and operation == "SendMessage":
-        return [Call("sqs:SendMessage", arns.queue(params["QueueUrl"]))]
+    if service == "sqs" and operation in ("SendMessage", "ReceiveMessage", "GetQueueAttributes"):
+        return [Call(f"sqs:{operation}", arns.queue(params["QueueUrl"]))]
     if service == "states" and operation == "StartExecution":
         return [Call("states:StartExecution", params["stateMachineArn"])]
     if service == "states" and operation in _TASK_ANSWERS:

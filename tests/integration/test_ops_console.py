@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import boto3
@@ -51,15 +52,18 @@ def ops(moto_url: str) -> Iterator[Harness]:
         yield harness
 
 
-def console_of(harness: Harness, clock: Any = time.time) -> Console:
-    stage = Stage(
+def stage_of(harness: Harness) -> Stage:
+    return Stage(
         client=harness.aws.client,
         client_at=lambda service, url: boto3.client(service, endpoint_url=url, region_name=REGION),
         tables=table_names(harness.aws.settings),
         operator="support-ana",
         connections_url=harness.aws.endpoint.url,
     )
-    return Console(stage, clock=clock, credit_limit=CreditLimit(points=500, jokers=2))
+
+
+def console_of(harness: Harness, clock: Any = time.time) -> Console:
+    return Console(stage_of(harness), clock=clock, credit_limit=CreditLimit(points=500, jokers=2))
 
 
 def reading(harness: Harness) -> Any:
@@ -312,3 +316,20 @@ def test_the_command_line_confirms_before_it_acts_and_prints_for_a_person(ops: H
         assert main([*local, "--json", "audit"], out=out, console=console) == 0
     (record,) = json.loads(out.text)
     assert (record["action"], record["target"], record["outcome"]) == ("credit", "rex", "applied")
+
+
+def test_stuck_names_the_tables_of_dead_letters_without_taking_them(ops: Harness) -> None:
+    sqs = ops.aws.client("sqs")
+    url = sqs.create_queue(QueueName="canasta-deal-dlq")["QueueUrl"]
+    event = {"detail-type": "TableFormed", "source": "canasta.matchmaking"}
+    for table_id in ("t-stuck-1", "t-stuck-2"):
+        sqs.send_message(
+            QueueUrl=url, MessageBody=json.dumps({**event, "detail": {"table_id": table_id}})
+        )
+    sqs.send_message(QueueUrl=url, MessageBody="not json")
+    console = Console(replace(stage_of(ops), dead_letters={"deal": url}))
+    with reading(ops):
+        (letters,) = console.stuck()["dead_letters"]
+        again = console.stuck()["dead_letters"]
+    assert letters == {"queue": "deal", "messages": 3, "tables": ["t-stuck-1", "t-stuck-2"]}
+    assert again == [letters], "a look takes nothing: the letters wait for their redrive"
