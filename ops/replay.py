@@ -87,6 +87,51 @@ def _step(state: RoundState, move: LogEntry) -> RoundState:
     return apply(state, move.seat, action)[0]
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """One round replayed from its seed and its log, as far as the engine allowed."""
+
+    round: Round
+    final: RoundState
+    applied: int
+    """How many of the logged moves the engine applied (all, unless one was refused)."""
+    refused: str | None
+    """The first logged move the engine refused, named by its place; None if none."""
+    commitment_ok: bool
+
+    @property
+    def totals(self) -> tuple[int, int]:
+        a, b = score_round(self.final)
+        return a.total, b.total
+
+
+def replay(played: list[Round], *, twos: bool) -> list[Replayed]:
+    """Every round from its seed through its log; each round starts from the totals the
+    rounds replayed before it reached (OPEN-2's thresholds depend on them)."""
+    replayed: list[Replayed] = []
+    running = (0, 0)
+    for rnd in played:
+        state = _start(rnd, twos=twos, totals=running)
+        applied, refused = 0, None
+        for move in rnd.moves:
+            try:
+                state = _step(state, move)
+            except (EngineError, ValueError, KeyError, TypeError) as exc:
+                refused = (
+                    f"move {applied + 1} (version {move.version}, seat {move.seat}): "
+                    f"the engine refuses {move.action}: {exc}"
+                )
+                break
+            applied += 1
+        done = Replayed(
+            rnd, state, applied, refused, commitment(rnd.seed, shuffled(rnd.seed)) == rnd.commitment
+        )
+        replayed.append(done)
+        if refused is None and state.round_over:
+            running = (running[0] + done.totals[0], running[1] + done.totals[1])
+    return replayed
+
+
 def verify(
     played: list[Round],
     *,
@@ -98,29 +143,19 @@ def verify(
     """Replay every round and compare it with what the table stored."""
     verdict = Verdict()
     running = (0, 0)
-    for rnd in played:
+    for done in replay(played, twos=twos):
+        rnd = done.round
         verdict.rounds += 1
-        if commitment(rnd.seed, shuffled(rnd.seed)) != rnd.commitment:
+        verdict.moves += done.applied
+        if not done.commitment_ok:
             verdict.mismatches.append(
                 f"round {rnd.number}: the seed does not produce the published commitment"
             )
-        state = _start(rnd, twos=twos, totals=running)
-        refused = False
-        for index, move in enumerate(rnd.moves, start=1):
-            try:
-                state = _step(state, move)
-            except (EngineError, ValueError, KeyError, TypeError) as exc:
-                verdict.mismatches.append(
-                    f"round {rnd.number}, move {index} (version {move.version}, seat "
-                    f"{move.seat}): the engine refuses {move.action}: {exc}"
-                )
-                refused = True
-                break
-            verdict.moves += 1
-        if refused:
+        if done.refused is not None:
+            verdict.mismatches.append(f"round {rnd.number}, {done.refused}")
             continue
         if rnd.scored is not None:
-            scores = score_round(state)
+            scores = score_round(done.final)
             for team, score in zip(TEAM_NAMES, scores, strict=True):
                 stored = rnd.scored["scores"][team]
                 replayed = {**score.as_dict(), "total": score.total}
@@ -137,7 +172,7 @@ def verify(
                 )
         if rnd.number == live_round and live_state is not None:
             stored_state = loads(live_state)
-            same_jokers = with_jokers(state, stored_state.account_jokers)
+            same_jokers = with_jokers(done.final, stored_state.account_jokers)
             if dumps(same_jokers) != dumps(stored_state):
                 verdict.mismatches.append(
                     f"round {rnd.number}: the live state is not what its log replays to"
@@ -161,17 +196,14 @@ def seat_view(
     played: list[Round], *, twos: bool, round_number: int, moves: int, seat: int
 ) -> PlayerView:
     """What ``seat`` saw after the first ``moves`` actions of ``round_number``."""
-    running = (0, 0)
-    for rnd in played:
-        state = _start(rnd, twos=twos, totals=running)
-        if rnd.number == round_number:
-            if not 0 <= moves <= len(rnd.moves):
-                raise ValueError(f"round {round_number} has {len(rnd.moves)} moves")
-            for move in rnd.moves[:moves]:
-                state = _step(state, move)
-            return player_view(state, seat)
-        for move in rnd.moves:
-            state = _step(state, move)
-        scores = score_round(state)
-        running = (running[0] + scores[0].total, running[1] + scores[1].total)
-    raise ValueError(f"the table has no round {round_number}")
+    index = next((i for i, r in enumerate(played) if r.number == round_number), None)
+    if index is None:
+        raise ValueError(f"the table has no round {round_number}")
+    rnd = played[index]
+    if not 0 <= moves <= len(rnd.moves):
+        raise ValueError(f"round {round_number} has {len(rnd.moves)} moves")
+    before = [r.totals for r in replay(played[:index], twos=twos) if r.final.round_over]
+    state = _start(rnd, twos=twos, totals=(sum(a for a, _ in before), sum(b for _, b in before)))
+    for move in rnd.moves[:moves]:
+        state = _step(state, move)
+    return player_view(state, seat)

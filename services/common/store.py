@@ -74,7 +74,7 @@ class GameStore:
 
     def history(self, table_id: str) -> list[dict[str, Any]]:
         """Every item of a table as DynamoDB stores it, in key order: logs, rounds, scores,
-        the table (``audit.replay`` reads it)."""
+        the table (tests and audits read the raw items)."""
         return [to_item(i) for i in self._storage.query("games", constants.table_pk(table_id))]
 
     def records(self, table_id: str) -> TableHistory:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from services.common.audit import replay
+from ops.replay import replay, rounds_of
 from shared_engine import MatchMode, commitment, shuffled
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness
@@ -30,11 +30,11 @@ def test_a_three_round_match(harness: Harness) -> None:
     assert rounds_played >= 3, "MATCH-1: three rounds (more only after a tie, MATCH-2)"
 
     # The audit replay of seeds and logs gives back every score and the match totals.
-    rounds = replay(history, twos=True)
-    assert [r.round for r in rounds] == list(range(1, rounds_played + 1))
+    rounds = replay(rounds_of(harness.store.records("t1")), twos=True)
+    assert [r.round.number for r in rounds] == list(range(1, rounds_played + 1))
     assert all(r.commitment_ok for r in rounds), "DEAL-4: every shuffle matches its commitment"
-    assert all(r.final.round_over for r in rounds)
-    totals = (sum(r.scores[0] for r in rounds), sum(r.scores[1] for r in rounds))
+    assert all(r.refused is None and r.final.round_over for r in rounds)
+    totals = (sum(r.totals[0] for r in rounds), sum(r.totals[1] for r in rounds))
     assert totals == table.totals
     assert rounds[-1].final.ply == json.loads(table.state)["ply"]
 
@@ -44,20 +44,21 @@ def test_a_three_round_match(harness: Harness) -> None:
     running = (0, 0)
     for replayed, item in zip(rounds, scores, strict=True):
         result = json.loads(item["result"]["S"])
-        running = (running[0] + replayed.scores[0], running[1] + replayed.scores[1])
-        assert (result["scores"]["A"]["total"], result["scores"]["B"]["total"]) == replayed.scores
+        running = (running[0] + replayed.totals[0], running[1] + replayed.totals[1])
+        assert (result["scores"]["A"]["total"], result["scores"]["B"]["total"]) == replayed.totals
         assert (result["totals"]["A"], result["totals"]["B"]) == running
 
     # The log holds exactly one item per applied action, numbered 1..ply in each round,
     # each carrying its ActionApplied; the last one of a round also carries RoundEnded.
     for replayed in rounds:
-        logs = [i for i in history if i["sk"]["S"].startswith(f"LOG#{replayed.round:04d}#")]
+        number = replayed.round.number
+        logs = [i for i in history if i["sk"]["S"].startswith(f"LOG#{number:04d}#")]
         assert [int(i["sk"]["S"].split("#")[2]) for i in logs] == list(
             range(1, replayed.final.ply + 1)
         )
         applied = events_of(logs, "ActionApplied")
         assert len(applied) == replayed.final.ply
-        assert all(e["round"] == replayed.round for e in applied)
+        assert all(e["round"] == number for e in applied)
         ended = [i for i in logs if any(e["detail-type"] == "RoundEnded" for e in outbox(i))]
         assert ended == [logs[-1]]
 

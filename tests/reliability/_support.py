@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 
 from local.aws import HANDLER_MODULES, LocalAws, reset
 from local.iam import current_entry_point
-from services.common.audit import replay
+from ops.replay import rounds_of, verify
 from services.common.ledger import Ledger, Posting
 from shared_engine import (
     MatchMode,
@@ -546,19 +546,17 @@ def replayed_rounds(items: list[dict[str, Any]], *, twos: bool) -> list[list[Rou
 
 
 def audit_problems(harness: Harness, table_id: str) -> list[str]:
-    """What the operators' audit (``services.common.audit.replay``) finds wrong."""
+    """What the operators' replay (``ops/replay.py``, ``python -m ops match``) finds wrong:
+    every commitment, logged move, score, the live state and the totals are checked."""
     table = harness.table(table_id)
-    try:
-        rounds = replay(harness.store.history(table_id), twos=table.variant == "twos-meld")
-    except Exception as exc:
-        return [f"the audit cannot replay the table: {exc!r}"]
-    problems = []
-    summed = (sum(r.scores[0] for r in rounds), sum(r.scores[1] for r in rounds))
-    if summed != table.totals:
-        problems.append(f"audit replay totals {summed} != stored {table.totals}")
-    if not all(r.commitment_ok for r in rounds):
-        problems.append("a round's commitment does not match its seed")
-    return problems
+    played = rounds_of(harness.store.records(table_id))
+    return verify(
+        played,
+        twos=table.variant == "twos-meld",
+        live_state=table.state,
+        live_round=table.round,
+        totals=table.totals,
+    ).mismatches
 
 
 def _comparable(state: RoundState) -> dict[str, Any]:
