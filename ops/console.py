@@ -44,6 +44,7 @@ from services.common.records import (
     Player,
     QueueTicket,
     TableRecord,
+    queue_of,
 )
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
@@ -262,7 +263,7 @@ class Console:
         for item in self._scan(
             constants.MATCHMAKING, "begins_with(pk, :queue)", {":queue": s("QUEUE#")}
         ):
-            ticket = QueueTicket.from_item(str(item["pk"]).removeprefix("QUEUE#"), item)
+            ticket = QueueTicket.from_item(queue_of(str(item["pk"])), item)
             if ticket.expires_at < now - TICKET_GRACE_SECONDS:
                 tickets.append(
                     {

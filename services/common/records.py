@@ -10,6 +10,7 @@ them into attribute maps at its boundary.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -375,8 +376,25 @@ class Connection:
 # --- matchmaking ------------------------------------------------------------------------
 
 
-def queue_pk(queue_key: str) -> str:
-    return f"QUEUE#{queue_key}"
+QUEUE_SHARDS = 8
+"""Each queue's entries are spread over this many partition keys, by player, so that
+no key takes more than a quarter of a partition's writes at the peak (one key took
+93% of one: docs/capacity.md). The matcher reads every shard it needs. Changing the
+count strands the entries waiting in shards that no longer exist until they expire."""
+
+
+def queue_shard(player_id: str) -> int:
+    """The player's shard of any queue: stable across processes (unlike ``hash``)."""
+    return zlib.crc32(player_id.encode()) % QUEUE_SHARDS
+
+
+def queue_pk(queue_key: str, shard: int) -> str:
+    return f"QUEUE#{queue_key}#{shard}"
+
+
+def queue_of(pk: str) -> str:
+    """The queue a shard's partition key belongs to."""
+    return pk.removeprefix("QUEUE#").rpartition("#")[0]
 
 
 def lobby_key(code: str) -> Key:
@@ -397,7 +415,11 @@ class QueueTicket:
 
     @property
     def key(self) -> Key:
-        return {"pk": queue_pk(self.queue_key), "sk": self.sk}
+        return {"pk": queue_pk(self.queue_key, self.shard), "sk": self.sk}
+
+    @property
+    def shard(self) -> int:
+        return queue_shard(self.player_id)
 
     def to_item(self, ttl: int) -> Item:
         return {

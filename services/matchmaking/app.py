@@ -532,13 +532,16 @@ class MatchmakingService:
         started = Lobby(**{**lobby.__dict__, "seats": seats})
         self._send_lobby(started, _lobby_people(started), reply, table_id)
 
-    def form_tables(self, queue: str) -> int:
-        """Seat waiting players four by four, oldest first; returns how many tables formed."""
+    def form_tables(self, queue: str, shard: int = 0) -> int:
+        """Seat waiting players four by four, oldest first; returns how many tables formed.
+
+        ``shard`` is read first (the passing ticket's): in a busy queue its four oldest
+        form the table, so each shard's tickets drain their own shard."""
         formed = 0
         mode, variant, stake_text = queue.split(":")
         stake = int(stake_text)
         for _ in range(FORM_ATTEMPTS * 4):
-            entries = self._store.waiting(queue, 4)
+            entries = self._store.waiting(queue, 4, shard)
             if len(entries) < 4:
                 return formed
             table_id = uuid.uuid4().hex[:16]
@@ -596,7 +599,7 @@ class MatchmakingService:
         entry = _entry(ticket)
         player = self._store.player(entry.player_id)
         if player.ticket == entry.ticket:
-            self.form_tables(entry.queue_key)
+            self.form_tables(entry.queue_key, entry.shard)
             player = self._store.player(entry.player_id)
         if player.ticket != entry.ticket:
             return "seated" if player.table_id is not None else "gone"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from services.common.events import SeatPlayer
 from services.common.records import (
+    QUEUE_SHARDS,
     SEATS,
     Lobby,
     Player,
@@ -30,6 +31,7 @@ from services.common.unit_of_work import (
     Condition,
     Delete,
     Equals,
+    Item,
     Lacks,
     LostRace,
     Put,
@@ -231,11 +233,17 @@ class MatchmakingStore:
 
     # --- reads and single writes ---------------------------------------------------------
 
-    def waiting(self, queue_key: str, limit: int) -> list[QueueTicket]:
-        return [
-            QueueTicket.from_item(queue_key, item)
-            for item in self._storage.query("matchmaking", queue_pk(queue_key), limit=limit)
-        ]
+    def waiting(self, queue_key: str, limit: int, first: int = 0) -> list[QueueTicket]:
+        """The ``limit`` oldest entries of the queue, shard ``first`` read alone if it holds
+        that many (a busy queue: one read), else every shard read and merged, oldest first."""
+        shards = [(first + n) % QUEUE_SHARDS for n in range(QUEUE_SHARDS)]
+        items: list[Item] = []
+        for number, shard in enumerate(shards):
+            items += self._storage.query("matchmaking", queue_pk(queue_key, shard), limit=limit)
+            if number == 0 and len(items) >= limit:
+                break
+        items.sort(key=lambda item: str(item["sk"]))
+        return [QueueTicket.from_item(queue_key, item) for item in items[:limit]]
 
     def delete_entry(self, ticket: QueueTicket) -> None:
         self._storage.commit([Delete("matchmaking", ticket.key)])

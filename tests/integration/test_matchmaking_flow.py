@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from services.common.ledger import Ledger, Posting, escrow_account
+from services.common.records import queue_of
 from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
 from shared_engine import apply, parse_action, start_round
 from shared_engine.search import level_policy
@@ -93,9 +94,9 @@ def queue_entries(harness: Harness, queue: str | None = None) -> list[dict[str, 
     items = harness.aws.client("dynamodb").scan(
         TableName=harness.aws.settings.matchmaking_table, ConsistentRead=True
     )["Items"]
-    prefix = f"QUEUE#{queue}" if queue else "QUEUE#"
+    prefix = f"QUEUE#{queue}#" if queue else "QUEUE#"
     found = [i for i in items if i["pk"]["S"].startswith(prefix)]
-    return sorted(found, key=lambda i: (i["pk"]["S"], i["sk"]["S"]))
+    return sorted(found, key=lambda i: (queue_of(i["pk"]["S"]), i["sk"]["S"]))
 
 
 def lobby_item(harness: Harness, code: str) -> dict[str, Any]:
@@ -610,7 +611,7 @@ def test_arena_refuses_unknown_stakes_and_uncovered_ones(mm: Harness) -> None:
     queue(mm, conn, mode="arena", stake=100)  # covered
     (queued,) = of_type(mm, conn, "queued")
     assert (queued["mode"], queued["stake"]) == ("arena", 100)
-    assert [i["pk"]["S"] for i in queue_entries(mm)] == ["QUEUE#arena:twos-meld:100"]
+    assert [queue_of(i["pk"]["S"]) for i in queue_entries(mm)] == ["arena:twos-meld:100"]
     assert ledger(mm).balance("x1").points == 400  # nothing is held until the table forms
     leave_all(mm, [conn])
 

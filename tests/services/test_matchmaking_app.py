@@ -14,6 +14,7 @@ from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
 from services.common.ledger import Balance, Ledger, Posting, escrow_account
 from services.common.presence import PresenceStore
 from services.common.protocol import CreateTable, Queue
+from services.common.records import QUEUE_SHARDS, queue_shard
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import DynamoStorage
@@ -48,14 +49,21 @@ class FakeMachine:
 
 
 class CountingClient:
-    """The DynamoDB client, keeping every transaction it was asked to write."""
+    """The DynamoDB client, keeping every transaction it was asked to write, and in
+    ``calls`` the partition key of every query and a mark for every transaction."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
         self.transactions: list[list[dict[str, Any]]] = []
+        self.calls: list[str] = []
+
+    def query(self, **kwargs: Any) -> Any:
+        self.calls.append(kwargs["ExpressionAttributeValues"][":pk"]["S"])
+        return self._client.query(**kwargs)
 
     def transact_write_items(self, **kwargs: Any) -> Any:
         self.transactions.append(kwargs["TransactItems"])
+        self.calls.append("transaction")
         return self._client.transact_write_items(**kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -94,13 +102,17 @@ class World:
         self.ledger.book([Posting(player, "welcome", "welcome", points=points)], 0.0)
 
     def entries(self, queue_key: str = QUICK) -> list[dict[str, Any]]:
-        page = self.db.query(
-            TableName=constants.MATCHMAKING.name,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": f"QUEUE#{queue_key}"}},
-            ConsistentRead=True,
-        )
-        return list(page["Items"])
+        """Every shard's entries of the queue, oldest first."""
+        items = []
+        for shard in range(QUEUE_SHARDS):
+            page = self.db.query(
+                TableName=constants.MATCHMAKING.name,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": f"QUEUE#{queue_key}#{shard}"}},
+                ConsistentRead=True,
+            )
+            items += page["Items"]
+        return sorted(items, key=lambda item: item["sk"]["S"])
 
     def waiting(self, queue_key: str = QUICK) -> list[str]:
         return [i["player_id"]["S"] for i in self.entries(queue_key)]
@@ -277,6 +289,59 @@ def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
             for seat, p in enumerate(players[:4], start=1)
         },
     }
+
+
+def _in_shards(count: int, shard: int, other: bool = False) -> list[str]:
+    """``count`` player ids whose queue shard is ``shard`` (or, ``other``, is not)."""
+    found = (f"s{shard}-{n}" for n in range(10_000))
+    return [p for p in found if (queue_shard(p) == shard) != other][:count]
+
+
+def test_a_queue_spreads_its_entries_over_shards_by_player(w: World) -> None:
+    players = [f"p{i}" for i in range(1, 33)]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    pks = {e["player_id"]["S"]: e["pk"]["S"] for e in w.entries()}
+    assert pks == {p: f"QUEUE#{QUICK}#{queue_shard(p)}" for p in players}
+    assert len(set(pks.values())) == QUEUE_SHARDS  # 32 players fill all 8
+    # The player item names the entry: leaving deletes it from its own shard.
+    w.service.leave("p7", "c-p7")
+    assert "p7" not in w.waiting()
+    assert len(w.waiting()) == 31
+
+
+def test_a_pass_seats_the_four_oldest_of_its_own_shard_with_one_read(w: World) -> None:
+    """A busy queue: each ticket's pass drains its shard, with no read of the others."""
+    older = _in_shards(2, 3, other=True)
+    own = _in_shards(4, 3)
+    w.online(*older, *own)
+    for p in (*older, *own):
+        w.queue(p)
+    (ticket,) = [t for t in w.machine.tickets() if t["player_id"] == own[-1]]
+    w.counting.calls.clear()
+
+    assert w.service.try_match(ticket) == "seated"
+    queries = [c for c in w.counting.calls if c.startswith("QUEUE#") or c == "transaction"]
+    assert queries[:2] == [f"QUEUE#{QUICK}#3", "transaction"]
+    assert {w.player(p)["seat"]["N"] for p in own} == {"1", "2", "3", "4"}
+    assert w.waiting() == older
+
+
+def test_a_pass_short_in_its_shard_seats_the_four_oldest_of_every_shard(w: World) -> None:
+    """A quiet queue: four players in four shards still make a table, oldest first."""
+    players = [_in_shards(1, shard)[0] for shard in (5, 1, 6, 2, 0)]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    w.counting.calls.clear()
+
+    assert w.service.form_tables(QUICK, 6) == 1
+    shards = [f"QUEUE#{QUICK}#{(6 + n) % QUEUE_SHARDS}" for n in range(QUEUE_SHARDS)]
+    assert w.counting.calls[: QUEUE_SHARDS + 1] == [*shards, "transaction"]
+    seated = {p: int(w.player(p)["seat"]["N"]) for p in players[:4]}
+    assert seated == {p: seat for seat, p in enumerate(players[:4], start=1)}
+    assert w.waiting() == players[4:]
 
 
 def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> None:
