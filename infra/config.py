@@ -56,6 +56,7 @@ LEDGER_LIMITS = {
     "pointsPerDay": "points_per_day",
     "jokersPerBooking": "jokers_per_booking",
     "jokersPerDay": "jokers_per_day",
+    "dayShards": "day_shards",
 }
 PRODUCTION = "prod"
 

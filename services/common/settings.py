@@ -29,6 +29,7 @@ MAX_BOOKING_JOKERS: Final = 1_000
 MAX_DAY_POINTS: Final = 1_000_000_000_000
 """A day's bound: balances stay far below DynamoDB's 38 digits for ever."""
 MAX_DAY_JOKERS: Final = 1_000_000
+MAX_DAY_SHARDS: Final = 16
 
 LedgerClientName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
 """A Lambda alias name (never a version number): the alias the client invokes."""
@@ -47,6 +48,30 @@ class LedgerClient(BaseModel):
     points_per_day: int = Field(ge=0, le=MAX_DAY_POINTS)
     jokers_per_booking: int = Field(default=0, ge=0, le=MAX_BOOKING_JOKERS)
     jokers_per_day: int = Field(default=0, ge=0, le=MAX_DAY_JOKERS)
+    day_shards: int = Field(default=1, ge=1, le=MAX_DAY_SHARDS)
+    """How many counters the day's usage is spread over, each allowed its share of the
+    day's limits: 1 keeps the limit exact; a client booking more than about 60 times a
+    second needs 8 (docs/capacity.md). Its keys hash evenly, so it reaches its limit at
+    about the same time in every counter; change the count at a day's start (UTC), or
+    the day's earlier usage is not counted against the new counters."""
+
+    @model_validator(mode="after")
+    def _one_booking_fits_a_share(self) -> LedgerClient:
+        """Each booking must fit one counter's share, or some would always be refused."""
+        points, jokers = self.shard_limits
+        if self.day_shards > 1 and (
+            self.points_per_booking > points or self.jokers_per_booking > jokers
+        ):
+            raise ValueError(
+                f"with {self.day_shards} day shards a booking may be at most the day's"
+                f" limits / {self.day_shards} ({points} points, {jokers} jokers)"
+            )
+        return self
+
+    @property
+    def shard_limits(self) -> tuple[int, int]:
+        """The day's points and jokers one usage counter may take."""
+        return self.points_per_day // self.day_shards, self.jokers_per_day // self.day_shards
 
 
 class Settings(BaseModel):

@@ -182,7 +182,7 @@ class LedgerService:
         if abs(points) > limits.points_per_booking or abs(jokers) > limits.jokers_per_booking:
             raise Refused("booking_limit", "the booking is larger than this client may book")
         day = time.strftime("%Y-%m-%d", time.gmtime(self._clock.now()))
-        day_limits = Balance(limits.points_per_day, limits.jokers_per_day)
+        day_limits = Balance(*limits.shard_limits)
         for _ in range(BOOKING_ATTEMPTS):
             done = self._ledger.booked(booking)
             if done is not None:
@@ -193,7 +193,9 @@ class LedgerService:
                     )
                 self._telemetry.info("booking skipped", reason="already booked", key=key)
                 return after
-            outcome, after = self._ledger.book_external(booking, day, day_limits, self._clock.now())
+            outcome, after = self._ledger.book_external(
+                booking, day, day_limits, self._clock.now(), limits.day_shards
+            )
             if isinstance(outcome, (AlreadyDone, VersionConflict)):
                 continue
             if outcome == DAY_LIMIT:

@@ -47,6 +47,7 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
                     "pointsPerDay": 1000000,
                     "jokersPerBooking": 3,
                     "jokersPerDay": 100,
+                    "dayShards": 8,
                 },
                 "poker": {"pointsPerBooking": 500, "pointsPerDay": 50000},
             }

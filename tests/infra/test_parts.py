@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from infra import manifest
 from infra.assets import (
@@ -322,3 +323,25 @@ def test_ledger_clients_come_as_json_with_their_limits_and_principals() -> None:
     )
     assert (poker.name, poker.principal, poker.limits.jokers_per_booking) == ("poker", None, 0)
     assert Config().ledger_clients == ()
+
+
+def test_a_ledger_client_in_day_shards_must_fit_each_booking_in_one_share() -> None:
+    """A booking larger than one counter's share of the day could never be booked."""
+    sharded = LedgerClient(points_per_booking=125, points_per_day=1000, day_shards=8)
+    assert sharded.shard_limits == (125, 0)
+    assert LedgerClient(points_per_booking=900, points_per_day=1000).shard_limits == (1000, 0)
+    with pytest.raises(ValidationError, match="at most the day's limits / 8"):
+        LedgerClient(points_per_booking=126, points_per_day=1000, day_shards=8)
+    with pytest.raises(ValidationError, match="at most the day's limits / 2"):
+        LedgerClient(
+            points_per_booking=1,
+            points_per_day=10,
+            jokers_per_booking=2,
+            jokers_per_day=3,
+            day_shards=2,
+        )
+    given = {
+        "ledgerClients": {"rummy": {"pointsPerBooking": 5, "pointsPerDay": 50, "dayShards": 20}}
+    }
+    with pytest.raises(ConfigError, match="rummy"):
+        Config.from_context(given.get)

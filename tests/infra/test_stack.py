@@ -962,12 +962,14 @@ def test_the_ledger_api_is_granted_per_client_alias(template: dict[str, Any], st
             "points_per_day": 1000000,
             "jokers_per_booking": 3,
             "jokers_per_day": 100,
+            "day_shards": 8,
         },
         "poker": {
             "points_per_booking": 500,
             "points_per_day": 50000,
             "jokers_per_booking": 0,
             "jokers_per_day": 0,
+            "day_shards": 1,
         },
     }
     assert set(aliases) == {"rummy", "poker"}

@@ -19,7 +19,7 @@ import pytest
 
 from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
-from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account
+from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account, shard_of
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
 from services.ledger.app import LedgerService
@@ -541,6 +541,7 @@ CLIENTS = {
         "jokers_per_day": 5,
     },
     "poker": {"points_per_booking": 500, "points_per_day": 1_000},
+    "bridge": {"points_per_booking": 100, "points_per_day": 400, "day_shards": 4},
 }
 """The ledger API's clients of these tests, configured as the stack configures them."""
 
@@ -678,6 +679,17 @@ def test_each_client_posts_within_its_limits_per_booking_and_per_day(lx: Harness
     # A refused key stays free; the next UTC day has room again.
     clock.advance(24 * 3600)  # type: ignore[attr-defined]
     assert api(post("z7", "rummy-d4", 1))["points"] == 10_501
+
+
+def test_a_client_in_day_shards_books_each_shard_up_to_its_share(lx: Harness) -> None:
+    """4 counters of 100 points each (400 a day): keys of 100 book once per counter, so
+    exactly four of many book, one in each shard, and the day's total is the limit."""
+    keys = [f"bridge-{n}" for n in range(24)]
+    booked = [k for k in keys if "points" in api(post("zb", k, 100), "bridge")]
+    assert points(lx, "zb") == {"zb": 400}
+    assert sorted(shard_of(k, 4) for k in booked) == [0, 1, 2, 3]
+    refused = [k for k in keys if k not in booked]
+    assert {refusal(api(post("zb", k, 100), "bridge")) for k in refused} == {"daily_limit"}
 
 
 def test_only_a_configured_client_may_call(lx: Harness) -> None:

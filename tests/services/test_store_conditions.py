@@ -13,7 +13,15 @@ from collections.abc import Sequence
 import pytest
 
 from services.common.events import SeatPlayer
-from services.common.ledger import DAY_LIMIT, Balance, ExternalBooking, Ledger, Posting
+from services.common.ledger import (
+    DAY_LIMIT,
+    RECORD_SHARDS,
+    Balance,
+    ExternalBooking,
+    Ledger,
+    Posting,
+    shard_of,
+)
 from services.common.presence import PresenceStore
 from services.common.records import (
     SEATS,
@@ -311,6 +319,38 @@ def test_a_clients_bookings_of_a_day_stay_within_its_limit(ledger: Ledger) -> No
     assert ledger.balance("p1") == Balance(900, 0)
     outcome, _ = ledger.book_external(booking("k-0004", 300), "2026-12-02", LIMITS, 1.0)
     assert isinstance(outcome, Committed), "a new day, a new limit"
+
+
+def test_a_sharded_clients_usage_is_counted_per_shard_each_within_its_share(
+    ledger: Ledger, storage: MemoryStorage
+) -> None:
+    """With 4 day shards each counter takes its share (here 1000 of the day's 4000): a key of
+    a spent shard is refused, a key of another shard still books; the sum stays in limit."""
+    keys = [f"k-{i:04d}" for i in range(40)]
+    same = [k for k in keys if shard_of(k, 4) == shard_of(keys[0], 4)]
+    other = next(k for k in keys if shard_of(k, 4) != shard_of(keys[0], 4))
+    for key in same[:3]:
+        outcome, _ = ledger.book_external(booking(key, 300), "2026-12-01", LIMITS, 1.0, 4)
+        assert isinstance(outcome, Committed)
+    outcome, _ = ledger.book_external(booking(same[3], 300), "2026-12-01", LIMITS, 1.0, 4)
+    assert outcome == DAY_LIMIT
+    outcome, _ = ledger.book_external(booking(other, 300), "2026-12-01", LIMITS, 1.0, 4)
+    assert isinstance(outcome, Committed)
+    days = {
+        key[0]: item["points"]
+        for key, item in storage.tables["ledger"].items()
+        if str(key[1]).startswith("DAY#")
+    }
+    assert days == {
+        f"CLIENT#rummy#{shard_of(same[0], 4)}": 900,
+        f"CLIENT#rummy#{shard_of(other, 4)}": 300,
+    }
+    records = {
+        str(key[1]): key[0] for key in storage.tables["ledger"] if str(key[1]).startswith("KEY#")
+    }
+    assert records == {
+        f"KEY#{k}": f"CLIENT#rummy#{shard_of(k, RECORD_SHARDS)}" for k in [*same[:3], other]
+    }
 
 
 # --- matchmaking -------------------------------------------------------------------------------
