@@ -520,9 +520,10 @@ class Match:
         self.platform.settle()
 
     def _fund(self, players: list[str], points: int) -> None:
-        from services.ledger.book import Ledger, Posting
+        from services.common.ledger import Ledger, Posting
+        from services.common.unit_of_work import DynamoStorage
 
-        ledger = Ledger(self.client("dynamodb"), self.settings.ledger_table)
+        ledger = Ledger(DynamoStorage.of(self.client("dynamodb"), self.settings))
         for player_id in players:
             ledger.book([Posting(player_id, "welcome", "welcome", points=points)], time.time())
 

@@ -33,20 +33,21 @@ def first_turn(version: int, now: float, turn_seconds: int) -> TurnClock:
 def after_moves(
     clock: TurnClock,
     before: RoundState,
-    after: RoundState,
-    *,
+    *after: RoundState,
     version: int,
     now: float,
     turn_seconds: int,
 ) -> TurnClock:
-    """The clock once a write at ``version`` took the round from ``before`` to ``after``.
+    """The clock once a write at ``version`` took the round from ``before`` through the
+    states ``after`` its moves (one write may play several turns of absent seats).
 
-    The turn passing to another seat starts a new turn and its deadline; the
-    round ending stops the clock; anything else keeps the turn's clock.
+    The turn passing to another seat at any move starts a new turn and its
+    deadline (even if the write ends at the seat it began with, four turns on);
+    the round ending stops the clock; anything else keeps the turn's clock.
     """
-    if after.round_over:
+    if after[-1].round_over:
         return TurnClock(started=version, deadline=None)
-    if after.turn != before.turn:
+    if any(state.turn != before.turn for state in after):
         return TurnClock(started=version, deadline=now + turn_seconds)
     return clock
 

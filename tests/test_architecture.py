@@ -220,6 +220,36 @@ def test_every_rule_governs_some_module(rule: Rule) -> None:
     assert rule.governed(ROOT), rule.files
 
 
+PROJECT = {"shared_engine", "services", "infra", "local", "ops", "tools", "benchmarks"}
+
+
+def _resolves(module: str) -> bool:
+    """``module`` is a module, or a name its parent module defines (``from a import b``)."""
+    import importlib
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(module) is not None:
+            return True
+    except ModuleNotFoundError:
+        pass
+    parent, _, name = module.rpartition(".")
+    return bool(parent) and _resolves(parent) and hasattr(importlib.import_module(parent), name)
+
+
+def test_every_import_of_the_project_s_own_modules_resolves() -> None:
+    """Imports inside functions (the benchmarks' and tools' lazy ones) fail only when run:
+    a module moved or deleted must leave no import of it behind."""
+    missing = {
+        (path.relative_to(ROOT).as_posix(), module)
+        for package in sorted(PROJECT)
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for module in imports(path)
+        if _within(module, PROJECT) and not _resolves(module)
+    }
+    assert missing == set()
+
+
 def test_every_known_breach_still_exists() -> None:
     """The list only shrinks: remove the line of a breach that is gone."""
     found = {breach for rule in RULES for breach in rule.breaches(ROOT)}

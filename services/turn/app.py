@@ -60,7 +60,10 @@ CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
     config=ConfigDict(defer_build=True),
 )
 AUTO_PLAY_LIMIT = 400
-"""More actions than any round holds: a bound on one invocation's auto-play loop."""
+"""More actions than any round holds: a bound on one invocation's auto-play writes."""
+STRETCH_MOVES = 90
+"""The most moves one write of a stretch of unwatched turns holds: with the table item,
+within a transaction's 100 items and far inside its 4 MB."""
 COMPLETED_KEPT = 4096
 """Table versions a warm container remembers having followed through (a few hundred KB)."""
 
@@ -275,7 +278,7 @@ class TurnService:
                 self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
             return
         self._telemetry.count("timers_expired")
-        applied = self._auto_play(table, state)
+        applied = self._play_turns(table, state, stretch=False, expired=True)
         if applied is not None:
             self._after(applied)
 
@@ -342,7 +345,7 @@ class TurnService:
         clock = after_moves(
             TurnClock(table.turn_started, table.turn_deadline),
             before,
-            after,
+            *(state for _, _, state in moves),
             version=version,
             now=now,
             turn_seconds=self._turn_seconds,
@@ -367,29 +370,39 @@ class TurnService:
         ]
         return Applied(new, public[-1], after, moves=public)
 
-    def _play_turn(
-        self, table: TableRecord, before: RoundState, policy: Callable[[RoundState, int], Action]
+    def _play_turns(
+        self, table: TableRecord, before: RoundState, *, stretch: bool, expired: bool = False
     ) -> Applied | None:
-        """Play the whole turn of the seat to play with ``policy``, in one write."""
-        seat = before.turn
+        """Play the turn of the seat to play, bot or absent (or ``expired``: its timer fired),
+        in one write; with ``stretch``, the turns after it too, up to the next seat with a
+        connected player.
+
+        A stretch is written as one write of up to ``STRETCH_MOVES`` moves, with a
+        log entry each: a table nobody watches (everyone left, or the one person
+        at a bots' table did) is played to the round's end in a few writes
+        instead of one rewrite of the table item per turn, which took 37% of the
+        partition's write limit in that second (docs/capacity.md). A watched table
+        is written a turn at a time, so that its players see each turn.
+        """
         moves: list[tuple[int, Action, RoundState]] = []
+        kinds: list[str] = []
         state = before
-        while state.turn == seat and not state.round_over:
-            action = policy(state, seat)
-            state, _ = apply(state, seat, action)
-            moves.append((seat, action, state))
+        while running(table, state) and (_absent(table, state.turn) or (expired and not moves)):
+            turn = _turn(table, state)
+            if moves and len(moves) + len(turn) > STRETCH_MOVES:
+                break
+            moves += turn
+            kinds.append("bot_turns" if table.seats[state.turn].bot else "auto_played_turns")
+            state = turn[-1][2]
+            if not stretch:
+                break
         applied = self._commit(table, before, moves, True)
-        if isinstance(applied, Applied):
-            return applied
         if isinstance(applied, VersionConflict):
             return None
-        raise RuntimeError(f"the turn was not written: {applied}")
-
-    def _auto_play(self, table: TableRecord, state: RoundState) -> Applied | None:
-        """TABLE-2: draw (if due), then discard, for an absent or timed-out seat."""
-        applied = self._play_turn(table, state, auto_play_step)
-        if applied is not None:
-            self._telemetry.count("auto_played_turns")
+        if not isinstance(applied, Applied):
+            raise RuntimeError(f"the turns were not written: {applied}")
+        for kind in kinds:
+            self._telemetry.count(kind)
         return applied
 
     def _advance_absent(self, applied: Applied) -> Applied:
@@ -397,24 +410,17 @@ class TurnService:
 
         Bots (friends tables filled by their host) play with the engine's bot of
         their seat's level, which sees only what its seat may see; absent players
-        get auto-play.
+        get auto-play (TABLE-2).
         """
         for _ in range(AUTO_PLAY_LIMIT):
             table, state = applied.table, applied.state
-            if state is None or not running(table, state):
-                break
-            seat = state.turn
-            bot = table.seats[seat].bot
-            if not bot and table.connections.get(seat) is not None:
+            if state is None or not running(table, state) or not _absent(table, state.turn):
                 break
             gone = self._views.push_views(
                 table, applied.last_action or None, state, applied.reply, applied.moves
             )
-            if bot:
-                nxt = self._play_turn(table, state, bot_policy(table, seat))
-                self._telemetry.count("bot_turns")
-            else:
-                nxt = self._auto_play(table, state)
+            watched = any(c is not None for c in table.connections.values())
+            nxt = self._play_turns(table, state, stretch=not watched)
             if nxt is None:
                 applied.gone += gone
                 break
@@ -522,6 +528,24 @@ class TurnService:
             and logged.seat == seat
             and logged.action == move
         )
+
+
+def _absent(table: TableRecord, seat: int) -> bool:
+    """A bot's seat, or a person's with no connection: its turn is played for it."""
+    return table.seats[seat].bot or table.connections.get(seat) is None
+
+
+def _turn(table: TableRecord, state: RoundState) -> list[tuple[int, Action, RoundState]]:
+    """The whole turn of the seat to play, by its bot or by TABLE-2's auto-play (draw if
+    due, then discard): each action with the state after it."""
+    seat = state.turn
+    policy = bot_policy(table, seat) if table.seats[seat].bot else auto_play_step
+    moves: list[tuple[int, Action, RoundState]] = []
+    while state.turn == seat and not state.round_over:
+        action = policy(state, seat)
+        state, _ = apply(state, seat, action)
+        moves.append((seat, action, state))
+    return moves
 
 
 def bot_policy(table: TableRecord, seat: int) -> Callable[[RoundState, int], Action]:

@@ -19,7 +19,8 @@ from services.common.protocol import Play
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Outcome
-from services.turn.app import TurnService
+from services.turn import app as turn_app
+from services.turn.app import STRETCH_MOVES, TurnService
 from shared_engine import (
     RoundState,
     action_to_wire,
@@ -32,7 +33,7 @@ from shared_engine import (
 from shared_engine.autoplay import auto_play_step
 from shared_engine.bots import greedy_policy
 from shared_engine.search import level_policy
-from tests.services.conftest import PLAYERS, build, outbox, put_table, seat_everyone
+from tests.services.conftest import PLAYERS, SEATS, build, outbox, put_table, seat_everyone
 from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers
 
 pytestmark = pytest.mark.unit
@@ -645,3 +646,85 @@ def test_easy_normal_and_unset_levels_play_their_policy(
     played = level or "normal"
     expected = _bot_turns(after, lambda st, seat: level_policy(played, f"t1:1:{st.ply}")(st, seat))
     assert _logged_after_seat_1(store) == expected
+
+
+def _versions(logs: list[dict[str, Any]]) -> list[int]:
+    """The table version each logged action was written at, from its ActionApplied."""
+    return [
+        next(
+            e["detail"]["version"]
+            for e in json.loads(i["outbox"]["S"])
+            if e["detail-type"] == "ActionApplied"
+        )
+        for i in logs
+    ]
+
+
+def _auto_played(state: RoundState) -> list[tuple[int, dict[str, Any]]]:
+    """Every move of the round from ``state``, each seat auto-played (TABLE-2)."""
+    moves = []
+    while not state.round_over:
+        action = auto_play_step(state, state.turn)
+        moves.append((state.turn, action_to_wire(action)))
+        state, _ = apply(state, state.turn, action)
+    return moves
+
+
+@pytest.mark.parametrize("most", [STRETCH_MOVES, 21])
+def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table_2(
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    monkeypatch: pytest.MonkeyPatch,
+    most: int,
+) -> None:
+    """Every seat left: the stretch of absent turns is written up to ``most`` moves a write,
+    not a write a turn, with a log entry per move, the same moves in the same order."""
+    monkeypatch.setattr(turn_app, "STRETCH_MOVES", most)
+    state = start_round(SEED)
+    opened, _ = apply(state, 1, auto_play_step(state, 1))
+    put_table(store, "t1", opened, connections=dict.fromkeys(SEATS))
+    seat_everyone(presence, "t1")
+    turn.refresh("t1")
+
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    assert loads(table.state).round_over
+    logs = _logs(store)
+    assert [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in logs] == _auto_played(
+        opened
+    )
+    assert len(logs) > 2 * 21, "the round needs several writes of 21"
+    # Whole turns, packed into writes as long as the next turn still fits.
+    turns: list[int] = []
+    for number, (seat, _) in enumerate(_auto_played(opened)):
+        if number == 0 or seat != _auto_played(opened)[number - 1][0]:
+            turns.append(0)
+        turns[-1] += 1
+    packed = [0]
+    for moves in turns:
+        if packed[-1] + moves > most:
+            packed.append(0)
+        packed[-1] += moves
+    versions = _versions(logs)
+    writes = sorted(set(versions))
+    assert writes == list(range(2, table.version + 1))
+    assert [versions.count(v) for v in writes] == packed
+
+
+def test_a_watched_table_is_written_a_turn_at_a_time_table_2(
+    turn: TurnService, store: GameStore, presence: PresenceStore
+) -> None:
+    """Seat 1 is connected: each absent seat's turn is a write of its own, so seat 1 sees each."""
+    state = start_round(SEED)
+    put_table(store, "t1", state, connections={1: "c1", 2: None, 3: None, 4: None})
+    seat_everyone(presence, "t1")
+    turn.play("p1", "c1", _play("t1", 1, _discard(state, 1)))
+
+    logs = _logs(store)
+    seats = [int(i["seat"]["N"]) for i in logs]
+    assert seats[0] == 1 and set(seats[1:]) == {2, 3, 4}
+    versions = _versions(logs)
+    turns = [versions[i] for i in range(1, len(logs)) if seats[i] != seats[i - 1]]
+    assert turns == [3, 4, 5], "one write for each of seats 2, 3 and 4"
+    assert sorted(set(versions)) == [2, 3, 4, 5]

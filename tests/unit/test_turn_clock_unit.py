@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared_engine import Discard, Draw, RoundState, apply, start_round
+from shared_engine.autoplay import auto_play_step
 from shared_engine.turn_clock import TurnClock, after_moves, first_turn, timer_due
 
 pytestmark = pytest.mark.unit
@@ -47,6 +48,23 @@ def test_the_write_that_hands_the_turn_on_sets_the_next_turn_s_timer_table_2() -
     assert clock == TurnClock(started=2, deadline=NOW + 9 + SECONDS)
     assert timer_due(clock, 2)
     assert not timer_due(clock, 3), "a later write of the same turn sets none"
+
+
+def test_a_write_of_four_turns_back_to_its_first_seat_begins_a_new_turn_table_2() -> None:
+    """Absent seats' turns written together: the last seat is the first one again, but its
+    turn is a new one, with a new timer key and deadline."""
+    state = _second_turn()
+    seat = state.turn
+    states = []
+    while len({s.turn for s in states}) < 4 or states[-1].turn != seat:
+        state, _ = apply(state, state.turn, auto_play_step(state, state.turn))
+        states.append(state)
+    clock = TurnClock(started=2, deadline=NOW + SECONDS)
+    after = after_moves(
+        clock, _second_turn(), *states, version=3, now=NOW + 5, turn_seconds=SECONDS
+    )
+    assert after == TurnClock(started=3, deadline=NOW + 5 + SECONDS)
+    assert timer_due(after, 3)
 
 
 def test_no_timer_once_the_round_is_over_table_2() -> None:
