@@ -100,7 +100,7 @@ bench: install
 
 # The goals' figures (docs/performance.md): bots, engine vs its peer, cold start as deployed.
 figures: install
-	$(PY) -m benchmarks.figures $(if $(QUICK),--quick) $(if $(PEER),--peer $(PEER)) $(if $(PEER_PYTHON),--peer-python $(PEER_PYTHON))
+	$(PY) -m benchmarks.figures $(if $(QUICK),--quick) $(if $(JOBS),--jobs $(JOBS)) $(if $(PEER),--peer $(PEER)) $(if $(PEER_PYTHON),--peer-python $(PEER_PYTHON))
 
 # The CDK app (infra/README.md): needs node; CONTEXT passes -c key=value as the cdk CLI does.
 CONTEXT ?=

@@ -1,7 +1,7 @@
 """The figures the bots and the deploy are held to, printed by one command.
 
-``python -m benchmarks.figures [--quick] [--deals N] [--peer DIR --peer-python PY]``
-(``make figures``; ``make figures QUICK=1``)
+``python -m benchmarks.figures [--quick] [--deals N] [--jobs N] [--peer DIR --peer-python PY]``
+(``make figures``; ``make figures QUICK=1 JOBS=2``)
 
 1. Strength: the search bots in duplicate one-round matches, hard and normal
    against the heuristic (easy) and hard against normal, each win rate with
@@ -27,7 +27,6 @@ import argparse
 import math
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -61,15 +60,16 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", default="figures", help="the deals' seed")
     parser.add_argument("--peer", default=os.environ.get("CANASTA_PEER_DIR"))
     parser.add_argument("--peer-python", default=os.environ.get("CANASTA_PEER_PYTHON"))
+    parser.add_argument("--jobs", type=int, default=1, help="pairings played at once (cores)")
     args = parser.parse_args(argv)
     deals = args.deals or (QUICK_DEALS if args.quick else FULL_DEALS)
     repeats = 3 if args.quick else 5
-    started = time.process_time()
+    started = strength.cpu_seconds()
     levels = {"normal": NORMAL, "hard": HARD}
-    figures = strength.strength_figures(deals, args.seed, PAIRINGS, levels)
+    figures = strength.strength_figures(deals, args.seed, PAIRINGS, levels, args.jobs)
     figures += peer_figures(args.peer, args.peer_python, repeats)
     figures += coldstart.deployed_figures(repeats)
-    cpu = time.process_time() - started
+    cpu = strength.cpu_seconds() - started
     mode = "quick" if args.quick else "full"
     print(table(figures, f"figures ({mode}): {deals} deals per pairing, {cpu:.0f} s CPU here"))
     return 0

@@ -1,6 +1,6 @@
 """How strong the search bots are, in duplicate one-round matches, and how long they think.
 
-``python -m benchmarks.strength [--deals N] [--pairings hard:easy,normal:easy,hard:normal]``
+``python -m benchmarks.strength [--deals N] [--pairings hard:easy,...] [--jobs N]``
 
 Each seeded deal is played twice, the two bots' teams swapping seats, so the
 luck of the deal cancels: a deal scores 1 for the first bot if it wins both
@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from benchmarks.report import Figure, percentile, table
@@ -97,17 +99,45 @@ def interval(scores: Sequence[float]) -> tuple[float, float, float]:
     return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
-def strength_figures(
-    deals: int, seed: str, pairings: Sequence[str], levels: dict[str, Level]
-) -> list[Figure]:
-    """Each pairing's win rate with its interval, then the search bots' decision times."""
+def _pairing(
+    pairing: str, deals: int, seed: str, levels: dict[str, Level]
+) -> tuple[list[float], dict[str, Timings]]:
+    """One pairing's per-deal scores and its bots' decision times (a worker's whole job)."""
+    first, second = pairing.split(":")
     timings: dict[str, Timings] = defaultdict(Timings)
+    scores = duplicate((first, second), deals, seed, timings=timings, levels=levels)
+    return scores, dict(timings)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of the workers it waited for."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def strength_figures(
+    deals: int, seed: str, pairings: Sequence[str], levels: dict[str, Level], jobs: int = 1
+) -> list[Figure]:
+    """Each pairing's win rate with its interval, then the search bots' decision times.
+
+    With ``jobs`` above 1 the pairings are played in as many processes at once:
+    each decision is still timed in its own process's CPU time, on one core.
+    """
+    work = [(pairing, deals, seed, levels) for pairing in pairings]
+    if jobs > 1:
+        with ProcessPoolExecutor(min(jobs, len(work))) as pool:
+            results = list(pool.map(_pairing, *zip(*work, strict=True)))
+    else:
+        results = [_pairing(*job) for job in work]
+    timings: dict[str, Timings] = defaultdict(Timings)
+    for _, played in results:
+        for name, times in played.items():
+            timings[name].all += times.all
+            timings[name].chosen += times.chosen
     figures = []
-    for pairing in pairings:
+    for pairing, (scores, _) in zip(pairings, results, strict=True):
         first, second = pairing.split(":")
-        mean, low, high = interval(
-            duplicate((first, second), deals, seed, timings=timings, levels=levels)
-        )
+        mean, low, high = interval(scores)
         figures.append(
             Figure(
                 SECTION,
@@ -141,6 +171,7 @@ def main(argv: Sequence[str]) -> int:
         metavar="NAME=C,W,H[,K,D]",
         help="another budget: candidates, worlds, horizon, hand weight, doubt (hard=4,12,48)",
     )
+    parser.add_argument("--jobs", type=int, default=1, help="pairings played at once")
     args = parser.parse_args(argv)
     levels = {"normal": NORMAL, "hard": HARD}
     for spec in args.level:
@@ -148,13 +179,13 @@ def main(argv: Sequence[str]) -> int:
         c, w, h, *rest = numbers.split(",")
         extra = dict(zip(("hands", "doubt"), (float(x) for x in rest), strict=False))
         levels[name] = Level(name, int(c), int(w), int(h), **extra)
-    started = time.process_time()
-    figures = strength_figures(args.deals, args.seed, args.pairings.split(","), levels)
+    started = cpu_seconds()
+    figures = strength_figures(args.deals, args.seed, args.pairings.split(","), levels, args.jobs)
     budgets = ", ".join(
         f"{v.name} {v.candidates}x{v.worlds}x{v.horizon} hands {v.hands} doubt {v.doubt}"
         for v in levels.values()
     )
-    cpu = time.process_time() - started
+    cpu = cpu_seconds() - started
     title = f"strength ({budgets}): {args.deals} deals per pairing, {cpu:.0f} s CPU"
     print(table(figures, title))
     return 0
