@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from services.common.frozen import Frozen
 from services.common.protocol import CorrelationId
 from services.common.telemetry import Telemetry
 
@@ -24,15 +24,13 @@ CID: Final[TypeAdapter[str]] = TypeAdapter(CorrelationId)
 M = TypeVar("M")
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(Frozen):
     code: str
     message: str
     cid: str | None = None
 
 
-@dataclass(frozen=True)
-class Incoming(Generic[M]):
+class Incoming(Frozen, Generic[M]):
     player_id: str
     name: str
     message: M
