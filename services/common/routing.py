@@ -13,13 +13,13 @@ import json
 from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from services.common.frozen import Frozen
 from services.common.protocol import CorrelationId
 from services.common.telemetry import Telemetry
 
-CID: Final[TypeAdapter[str]] = TypeAdapter(CorrelationId)
+CID: Final[TypeAdapter[str]] = TypeAdapter(CorrelationId, config=ConfigDict(defer_build=True))
 
 M = TypeVar("M")
 
