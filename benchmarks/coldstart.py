@@ -52,6 +52,7 @@ HANDLERS = ("connect", "turn", "deal", "score", "relay", "matchmaking", "ledger"
 TARGET_IMPORT_SECONDS = 0.3
 TARGET_DEPLOYED_RATIO = 1.2
 """A handler's import as deployed, against ``import boto3`` alone."""
+BASELINE = "baseline:"
 REPO = Path(__file__).resolve().parent.parent
 DEPLOYED_BUILD_DIR = REPO / "build" / "coldstart"
 
@@ -130,10 +131,11 @@ def bytecode_prefix(root: Path) -> Path:
     return warm
 
 
-def deployed_import_times(repeats: int) -> dict[str, float] | str:
+def deployed_import_times(repeats: int, baseline: Path | None = None) -> dict[str, float] | str:
     """Median CPU seconds of ``import boto3`` and of each handler as deployed, side by
-    side; or why they cannot be measured here."""
-    from infra.assets import build_assets, runtime_python
+    side (with ``baseline``, each handler of that checkout too, under ``BASELINE``); or
+    why they cannot be measured here."""
+    from infra.assets import build_assets, build_code, runtime_python
     from infra.deploy_check import deployed_path, lambda_env
     from infra.stack import PYTHON_VERSION
 
@@ -145,18 +147,28 @@ def deployed_import_times(repeats: int) -> dict[str, float] | str:
         deployed = deployed_path(
             assets.code, assets.layer / "python", PYTHON_VERSION, False, DEPLOYED_BUILD_DIR
         )
-    modules = ["boto3", *(f"services.{name}.handler" for name in HANDLERS)]
-    samples: dict[str, list[float]] = {m: [] for m in modules}
+    # (the figure's key, the module, the path it is imported from), in the order they alternate
+    runs = [("boto3", "boto3", deployed.path)]
+    other = None
+    if baseline is not None:
+        with contextlib.redirect_stdout(sys.stderr):
+            other = build_code(DEPLOYED_BUILD_DIR / "baseline", deployed.interpreter, baseline)
+    for name in HANDLERS:
+        module = f"services.{name}.handler"
+        if other is not None:
+            runs.append((BASELINE + module, module, [str(other), *deployed.path[1:]]))
+        runs.append((module, module, deployed.path))
+    samples: dict[str, list[float]] = {key: [] for key, _, _ in runs}
+    isolated = (deployed.interpreter, "-I", "-S")
     for _ in range(repeats):
-        for module in modules:
-            code = DEPLOYED_CHILD.format(path=deployed.path, module=module)
-            isolated = (deployed.interpreter, "-I", "-S")
-            samples[module].append(_run(code, lambda_env(False), isolated)["cpu"])
-    return {module: median(values) for module, values in samples.items()}
+        for key, module, path in runs:
+            code = DEPLOYED_CHILD.format(path=path, module=module)
+            samples[key].append(_run(code, lambda_env(False), isolated)["cpu"])
+    return {key: median(values) for key, values in samples.items()}
 
 
-def deployed_figures(repeats: int) -> list[Figure]:
-    measured = deployed_import_times(repeats)
+def deployed_figures(repeats: int, baseline: Path | None = None) -> list[Figure]:
+    measured = deployed_import_times(repeats, baseline)
     if isinstance(measured, str):
         return [Figure(SECTION, "import as deployed vs import boto3", math.nan, "n/a", measured)]
     boto3 = measured.pop("boto3")
@@ -169,12 +181,14 @@ def deployed_figures(repeats: int) -> list[Figure]:
             "the runtime's CPython, with bytecode",
         )
     ]
-    for module, cpu in measured.items():
+    # this checkout's handlers first, then the baseline's: the dict alternates them
+    for key, cpu in sorted(measured.items(), key=lambda kv: kv[0].startswith(BASELINE)):
         ratio = cpu / boto3
         verdict = "ok" if ratio <= TARGET_DEPLOYED_RATIO else "OVER TARGET"
+        module = key.removeprefix(BASELINE)
         out.append(
             Figure(
-                SECTION,
+                f"{SECTION}, baseline {baseline}" if key != module else SECTION,
                 f"import {module} as deployed / boto3",
                 ratio,
                 "{:.2f}",
@@ -324,8 +338,18 @@ def main(argv: Sequence[str]) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout: only the imports as deployed, each handler of it alongside",
+    )
     args = parser.parse_args(argv)
-    print(table(figures(args.repeats), f"cold start: medians of {args.repeats} fresh interpreters"))
+    title = f"cold start: medians of {args.repeats} fresh interpreters"
+    if args.baseline is not None:
+        measured = deployed_figures(args.repeats, args.baseline.resolve())
+        print(table(measured, f"{title}, {args.baseline} alongside"))
+        return 0
+    print(table(figures(args.repeats), title))
     return 0
 
 
