@@ -14,12 +14,14 @@ the ``__pycache__`` folders of the checkout.
   compiled by the runtime's CPython), beside boto3 as the runtime provides
   it, imported by the runtime's CPython with nothing else on the path
   (``-I -S``, the function's environment), as ``make deploy-check`` does.
-  Each handler's import is set against ``import boto3`` alone, the two
-  alternating in one run so that the machine's load falls on both alike;
-  the goal is at most 1.2 times. Where the layer's compiled wheels cannot
-  load (another machine than Lambda's aarch64) a twin of it for this machine
-  stands in, with the same distributions. Without the runtime's CPython the
-  figure says so instead.
+  Each handler's import is set against ``import boto3`` alone, sampled just
+  before it in the same run so that the machine's load falls on both alike:
+  the figure is the median of those ratios, and the goal at most 1.2.
+  ``--baseline DIR`` imports another checkout's handlers (as its code asset
+  would ship them, beside the same layer) alongside, for a before/after.
+  Where the layer's compiled wheels cannot load (another machine than
+  Lambda's aarch64) a twin of it for this machine stands in, with the same
+  distributions. Without the runtime's CPython the figure says so instead.
 
 The first invocation is ``services.turn.handler.websocket`` playing a move
 at a dealt table under in-process moto (``mock_aws``): the handler's import,
@@ -131,10 +133,14 @@ def bytecode_prefix(root: Path) -> Path:
     return warm
 
 
-def deployed_import_times(repeats: int, baseline: Path | None = None) -> dict[str, float] | str:
-    """Median CPU seconds of ``import boto3`` and of each handler as deployed, side by
-    side (with ``baseline``, each handler of that checkout too, under ``BASELINE``); or
-    why they cannot be measured here."""
+def deployed_import_times(
+    repeats: int, baseline: Path | None = None
+) -> tuple[float, dict[str, tuple[float, float]]] | str:
+    """The median CPU seconds of ``import boto3``, and of each handler as deployed with the
+    median of its ratios to the ``import boto3`` sampled just before it (with ``baseline``,
+    each handler of that checkout too, under ``BASELINE``, the two in turn first); or why
+    they cannot be measured here. Pairing each sample with its own boto3 sample keeps a
+    change of the machine's load between samples out of the ratio."""
     from infra.assets import build_assets, build_code, runtime_python
     from infra.deploy_check import deployed_path, lambda_env
     from infra.stack import PYTHON_VERSION
@@ -147,31 +153,40 @@ def deployed_import_times(repeats: int, baseline: Path | None = None) -> dict[st
         deployed = deployed_path(
             assets.code, assets.layer / "python", PYTHON_VERSION, False, DEPLOYED_BUILD_DIR
         )
-    # (the figure's key, the module, the path it is imported from), in the order they alternate
-    runs = [("boto3", "boto3", deployed.path)]
-    other = None
-    if baseline is not None:
-        with contextlib.redirect_stdout(sys.stderr):
+        other = None
+        if baseline is not None:
             other = build_code(DEPLOYED_BUILD_DIR / "baseline", deployed.interpreter, baseline)
+    # per handler, (the figure's key, the path it is imported from) of each checkout
+    groups = []
     for name in HANDLERS:
-        module = f"services.{name}.handler"
+        group = [(f"services.{name}.handler", deployed.path)]
         if other is not None:
-            runs.append((BASELINE + module, module, [str(other), *deployed.path[1:]]))
-        runs.append((module, module, deployed.path))
-    samples: dict[str, list[float]] = {key: [] for key, _, _ in runs}
+            group.append((f"{BASELINE}services.{name}.handler", [str(other), *deployed.path[1:]]))
+        groups.append(group)
     isolated = (deployed.interpreter, "-I", "-S")
-    for _ in range(repeats):
-        for key, module, path in runs:
-            code = DEPLOYED_CHILD.format(path=path, module=module)
-            samples[key].append(_run(code, lambda_env(False), isolated)["cpu"])
-    return {key: median(values) for key, values in samples.items()}
+
+    def sample(module: str, path: list[str]) -> float:
+        code = DEPLOYED_CHILD.format(path=path, module=module)
+        cpu: float = _run(code, lambda_env(False), isolated)["cpu"]
+        return cpu
+
+    boto3: list[float] = []
+    samples: dict[str, list[float]] = {key: [] for group in groups for key, _ in group}
+    ratios: dict[str, list[float]] = {key: [] for key in samples}
+    for repeat in range(repeats):
+        for group in groups:
+            boto3.append(sample("boto3", deployed.path))
+            for key, path in group if repeat % 2 == 0 else reversed(group):
+                samples[key].append(sample(key.removeprefix(BASELINE), path))
+                ratios[key].append(samples[key][-1] / boto3[-1])
+    return median(boto3), {key: (median(samples[key]), median(ratios[key])) for key in samples}
 
 
 def deployed_figures(repeats: int, baseline: Path | None = None) -> list[Figure]:
     measured = deployed_import_times(repeats, baseline)
     if isinstance(measured, str):
         return [Figure(SECTION, "import as deployed vs import boto3", math.nan, "n/a", measured)]
-    boto3 = measured.pop("boto3")
+    boto3, handlers = measured
     out = [
         Figure(
             SECTION,
@@ -181,9 +196,8 @@ def deployed_figures(repeats: int, baseline: Path | None = None) -> list[Figure]
             "the runtime's CPython, with bytecode",
         )
     ]
-    # this checkout's handlers first, then the baseline's: the dict alternates them
-    for key, cpu in sorted(measured.items(), key=lambda kv: kv[0].startswith(BASELINE)):
-        ratio = cpu / boto3
+    # this checkout's handlers first, then the baseline's
+    for key, (cpu, ratio) in sorted(handlers.items(), key=lambda kv: kv[0].startswith(BASELINE)):
         verdict = "ok" if ratio <= TARGET_DEPLOYED_RATIO else "OVER TARGET"
         module = key.removeprefix(BASELINE)
         out.append(
