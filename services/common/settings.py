@@ -33,7 +33,7 @@ MAX_DAY_JOKERS: Final = 1_000_000
 LedgerClientName = Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
 """A Lambda alias name (never a version number): the alias the client invokes. The length
 is a bound of its own, not a ``{0,31}`` in the pattern: the validator's regex engine
-compiles a bounded repetition into that many states, a tenth of the settings' import."""
+compiles a bounded repetition into that many states, half the settings model's build."""
 
 
 class LedgerClient(BaseModel):
