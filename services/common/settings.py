@@ -30,10 +30,8 @@ MAX_DAY_POINTS: Final = 1_000_000_000_000
 """A day's bound: balances stay far below DynamoDB's 38 digits for ever."""
 MAX_DAY_JOKERS: Final = 1_000_000
 
-LedgerClientName = Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
-"""A Lambda alias name (never a version number): the alias the client invokes. The length
-is a bound of its own, not a ``{0,31}`` in the pattern: the validator's regex engine
-compiles a bounded repetition into that many states, half the settings model's build."""
+LedgerClientName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+"""A Lambda alias name (never a version number): the alias the client invokes."""
 
 
 class LedgerClient(BaseModel):
