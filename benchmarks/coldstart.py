@@ -40,6 +40,8 @@ import contextlib
 import json
 import math
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,19 +136,22 @@ def bytecode_prefix(root: Path) -> Path:
 
 
 def deployed_import_times(
-    repeats: int, baseline: Path | None = None
+    repeats: int, baseline: Path | None = None, *, instructions: bool = False
 ) -> tuple[float, dict[str, tuple[float, float]]] | str:
     """The median CPU seconds of ``import boto3``, and of each handler as deployed with the
     median of its ratios to the ``import boto3`` sampled just before it (with ``baseline``,
     each handler of that checkout too, under ``BASELINE``, the two in turn first); or why
     they cannot be measured here. Pairing each sample with its own boto3 sample keeps a
-    change of the machine's load between samples out of the ratio."""
+    change of the machine's load between samples out of the ratio. ``instructions``:
+    millions of instructions instead of seconds (``import_instructions``)."""
     from infra.assets import build_assets, build_code, runtime_python
     from infra.deploy_check import deployed_path, lambda_env
     from infra.stack import PYTHON_VERSION
 
     if runtime_python(PYTHON_VERSION) is None:
         return f"no CPython {PYTHON_VERSION} (the runtime's) here to build and import with"
+    if instructions and shutil.which("valgrind") is None:
+        return "no valgrind here to count instructions with (apt-get install valgrind)"
     DEPLOYED_BUILD_DIR.mkdir(parents=True, exist_ok=True)
     with contextlib.redirect_stdout(sys.stderr):
         assets = build_assets(DEPLOYED_BUILD_DIR, PYTHON_VERSION, bundle=True, tracing=False)
@@ -165,7 +170,13 @@ def deployed_import_times(
         groups.append(group)
     isolated = (deployed.interpreter, "-I", "-S")
 
+    started: dict[tuple[str, ...], int] = {}  # a path's count for what the child imports
+
     def sample(module: str, path: list[str]) -> float:
+        if instructions:
+            if tuple(path) not in started:
+                started[tuple(path)] = import_instructions(isolated, path, "json")
+            return (import_instructions(isolated, path, module) - started[tuple(path)]) / 1e6
         code = DEPLOYED_CHILD.format(path=path, module=module)
         cpu: float = _run(code, lambda_env(False), isolated)["cpu"]
         return cpu
@@ -182,17 +193,44 @@ def deployed_import_times(
     return median(boto3), {key: (median(samples[key]), median(ratios[key])) for key in samples}
 
 
-def deployed_figures(repeats: int, baseline: Path | None = None) -> list[Figure]:
-    measured = deployed_import_times(repeats, baseline)
+def import_instructions(interpreter: Sequence[str], path: list[str], module: str) -> int:
+    """The instructions a fresh interpreter runs to import ``module`` and exit, counted by
+    valgrind (callgrind): the same on an idle machine and a busy one, where CPU seconds
+    stretch by 10-20% with the load. Hash seeds are fixed, so a count repeats."""
+    from infra.deploy_check import lambda_env
+
+    code = DEPLOYED_CHILD.format(path=path, module=module)
+    env = {**lambda_env(False), "PYTHONHASHSEED": "0"}
+    counter = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+    done = subprocess.run(
+        [*counter, *interpreter, "-c", code],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"child failed:\n{done.stderr[-3000:]}")
+    return int(found.group(1))
+
+
+def deployed_figures(
+    repeats: int, baseline: Path | None = None, *, instructions: bool = False
+) -> list[Figure]:
+    measured = deployed_import_times(repeats, baseline, instructions=instructions)
     if isinstance(measured, str):
         return [Figure(SECTION, "import as deployed vs import boto3", math.nan, "n/a", measured)]
     boto3, handlers = measured
+    unit, shown = ("M instructions", "{:,.0f}") if instructions else ("CPU s", "{:.3f}")
     out = [
         Figure(
             SECTION,
-            "import boto3 alone, as the runtime has it, CPU s",
+            f"import boto3 alone, as the runtime has it, {unit}",
             boto3,
-            "{:.3f}",
+            shown,
             "the runtime's CPython, with bytecode",
         )
     ]
@@ -206,7 +244,7 @@ def deployed_figures(repeats: int, baseline: Path | None = None) -> list[Figure]
                 f"import {module} as deployed / boto3",
                 ratio,
                 "{:.2f}",
-                f"{cpu:.3f} s CPU; target <= {TARGET_DEPLOYED_RATIO}: {verdict}",
+                f"{shown.format(cpu)} {unit}; target <= {TARGET_DEPLOYED_RATIO}: {verdict}",
             )
         )
     return out
@@ -357,11 +395,18 @@ def main(argv: Sequence[str]) -> int:
         type=Path,
         help="another checkout: only the imports as deployed, each handler of it alongside",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the imports as deployed, in instructions counted by valgrind (slow)",
+    )
     args = parser.parse_args(argv)
     title = f"cold start: medians of {args.repeats} fresh interpreters"
-    if args.baseline is not None:
-        measured = deployed_figures(args.repeats, args.baseline.resolve())
-        print(table(measured, f"{title}, {args.baseline} alongside"))
+    if args.baseline is not None or args.instructions:
+        baseline = args.baseline.resolve() if args.baseline is not None else None
+        measured = deployed_figures(args.repeats, baseline, instructions=args.instructions)
+        alongside = f", {args.baseline} alongside" if baseline is not None else ""
+        print(table(measured, title + alongside))
         return 0
     print(table(figures(args.repeats), title))
     return 0
