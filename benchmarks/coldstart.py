@@ -96,20 +96,22 @@ print(json.dumps({"import": span(t0, t1), "boto3": span(t1, t2), "first": span(t
 """
 
 
-def _run(
-    code: str, env: dict[str, str], interpreter: Sequence[str] = (sys.executable,)
-) -> dict[str, Any]:
+def _spawn(
+    args: Sequence[str], env: dict[str, str], timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """A child run to its end; its failure is the benchmark's."""
     done = subprocess.run(
-        [*interpreter, "-c", code],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
+        args, env=env, cwd=REPO, capture_output=True, text=True, check=False, timeout=timeout
     )
     if done.returncode != 0:
         raise RuntimeError(f"child failed:\n{done.stderr[-3000:]}")
+    return done
+
+
+def _run(
+    code: str, env: dict[str, str], interpreter: Sequence[str] = (sys.executable,)
+) -> dict[str, Any]:
+    done = _spawn([*interpreter, "-c", code], env)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -202,18 +204,10 @@ def import_instructions(interpreter: Sequence[str], path: list[str], module: str
     code = DEPLOYED_CHILD.format(path=path, module=module)
     env = {**lambda_env(False), "PYTHONHASHSEED": "0"}
     counter = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
-    done = subprocess.run(
-        [*counter, *interpreter, "-c", code],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+    done = _spawn([*counter, *interpreter, "-c", code], env, timeout=600)
     found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise RuntimeError(f"child failed:\n{done.stderr[-3000:]}")
+    if found is None:
+        raise RuntimeError(f"valgrind counted nothing:\n{done.stderr[-3000:]}")
     return int(found.group(1))
 
 
