@@ -14,12 +14,14 @@ the ``__pycache__`` folders of the checkout.
   compiled by the runtime's CPython), beside boto3 as the runtime provides
   it, imported by the runtime's CPython with nothing else on the path
   (``-I -S``, the function's environment), as ``make deploy-check`` does.
-  Each handler's import is set against ``import boto3`` alone, the two
-  alternating in one run so that the machine's load falls on both alike;
-  the goal is at most 1.2 times. Where the layer's compiled wheels cannot
-  load (another machine than Lambda's aarch64) a twin of it for this machine
-  stands in, with the same distributions. Without the runtime's CPython the
-  figure says so instead.
+  Each handler's import is set against ``import boto3`` alone, sampled just
+  before it in the same run so that the machine's load falls on both alike:
+  the figure is the median of those ratios, and the goal at most 1.2.
+  ``--baseline DIR`` imports another checkout's handlers (as its code asset
+  would ship them, beside the same layer) alongside, for a before/after.
+  Where the layer's compiled wheels cannot load (another machine than
+  Lambda's aarch64) a twin of it for this machine stands in, with the same
+  distributions. Without the runtime's CPython the figure says so instead.
 
 The first invocation is ``services.turn.handler.websocket`` playing a move
 at a dealt table under in-process moto (``mock_aws``): the handler's import,
@@ -38,6 +40,8 @@ import contextlib
 import json
 import math
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +56,7 @@ HANDLERS = ("connect", "turn", "deal", "score", "relay", "matchmaking", "ledger"
 TARGET_IMPORT_SECONDS = 0.3
 TARGET_DEPLOYED_RATIO = 1.2
 """A handler's import as deployed, against ``import boto3`` alone."""
+BASELINE = "baseline:"
 REPO = Path(__file__).resolve().parent.parent
 DEPLOYED_BUILD_DIR = REPO / "build" / "coldstart"
 
@@ -91,20 +96,22 @@ print(json.dumps({"import": span(t0, t1), "boto3": span(t1, t2), "first": span(t
 """
 
 
-def _run(
-    code: str, env: dict[str, str], interpreter: Sequence[str] = (sys.executable,)
-) -> dict[str, Any]:
+def _spawn(
+    args: Sequence[str], env: dict[str, str], timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """A child run to its end; its failure is the benchmark's."""
     done = subprocess.run(
-        [*interpreter, "-c", code],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
+        args, env=env, cwd=REPO, capture_output=True, text=True, check=False, timeout=timeout
     )
     if done.returncode != 0:
         raise RuntimeError(f"child failed:\n{done.stderr[-3000:]}")
+    return done
+
+
+def _run(
+    code: str, env: dict[str, str], interpreter: Sequence[str] = (sys.executable,)
+) -> dict[str, Any]:
+    done = _spawn([*interpreter, "-c", code], env)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -130,55 +137,108 @@ def bytecode_prefix(root: Path) -> Path:
     return warm
 
 
-def deployed_import_times(repeats: int) -> dict[str, float] | str:
-    """Median CPU seconds of ``import boto3`` and of each handler as deployed, side by
-    side; or why they cannot be measured here."""
-    from infra.assets import build_assets, runtime_python
+def deployed_import_times(
+    repeats: int, baseline: Path | None = None, *, instructions: bool = False
+) -> tuple[float, dict[str, tuple[float, float]]] | str:
+    """The median CPU seconds of ``import boto3``, and of each handler as deployed with the
+    median of its ratios to the ``import boto3`` sampled just before it (with ``baseline``,
+    each handler of that checkout too, under ``BASELINE``, the two in turn first); or why
+    they cannot be measured here. Pairing each sample with its own boto3 sample keeps a
+    change of the machine's load between samples out of the ratio. ``instructions``:
+    millions of instructions instead of seconds (``import_instructions``)."""
+    from infra.assets import build_assets, build_code, runtime_python
     from infra.deploy_check import deployed_path, lambda_env
     from infra.stack import PYTHON_VERSION
 
     if runtime_python(PYTHON_VERSION) is None:
         return f"no CPython {PYTHON_VERSION} (the runtime's) here to build and import with"
+    if instructions and shutil.which("valgrind") is None:
+        return "no valgrind here to count instructions with (apt-get install valgrind)"
     DEPLOYED_BUILD_DIR.mkdir(parents=True, exist_ok=True)
     with contextlib.redirect_stdout(sys.stderr):
         assets = build_assets(DEPLOYED_BUILD_DIR, PYTHON_VERSION, bundle=True, tracing=False)
         deployed = deployed_path(
             assets.code, assets.layer / "python", PYTHON_VERSION, False, DEPLOYED_BUILD_DIR
         )
-    modules = ["boto3", *(f"services.{name}.handler" for name in HANDLERS)]
-    samples: dict[str, list[float]] = {m: [] for m in modules}
-    for _ in range(repeats):
-        for module in modules:
-            code = DEPLOYED_CHILD.format(path=deployed.path, module=module)
-            isolated = (deployed.interpreter, "-I", "-S")
-            samples[module].append(_run(code, lambda_env(False), isolated)["cpu"])
-    return {module: median(values) for module, values in samples.items()}
+        other = None
+        if baseline is not None:
+            other = build_code(DEPLOYED_BUILD_DIR / "baseline", deployed.interpreter, baseline)
+    # per handler, (the figure's key, the path it is imported from) of each checkout
+    groups = []
+    for name in HANDLERS:
+        group = [(f"services.{name}.handler", deployed.path)]
+        if other is not None:
+            group.append((f"{BASELINE}services.{name}.handler", [str(other), *deployed.path[1:]]))
+        groups.append(group)
+    isolated = (deployed.interpreter, "-I", "-S")
+
+    started: dict[tuple[str, ...], int] = {}  # a path's count for what the child imports
+
+    def sample(module: str, path: list[str]) -> float:
+        if instructions:
+            if tuple(path) not in started:
+                started[tuple(path)] = import_instructions(isolated, path, "json")
+            return (import_instructions(isolated, path, module) - started[tuple(path)]) / 1e6
+        code = DEPLOYED_CHILD.format(path=path, module=module)
+        cpu: float = _run(code, lambda_env(False), isolated)["cpu"]
+        return cpu
+
+    boto3: list[float] = []
+    samples: dict[str, list[float]] = {key: [] for group in groups for key, _ in group}
+    ratios: dict[str, list[float]] = {key: [] for key in samples}
+    for repeat in range(repeats):
+        for group in groups:
+            boto3.append(sample("boto3", deployed.path))
+            for key, path in group if repeat % 2 == 0 else reversed(group):
+                samples[key].append(sample(key.removeprefix(BASELINE), path))
+                ratios[key].append(samples[key][-1] / boto3[-1])
+    return median(boto3), {key: (median(samples[key]), median(ratios[key])) for key in samples}
 
 
-def deployed_figures(repeats: int) -> list[Figure]:
-    measured = deployed_import_times(repeats)
+def import_instructions(interpreter: Sequence[str], path: list[str], module: str) -> int:
+    """The instructions a fresh interpreter runs to import ``module`` and exit, counted by
+    valgrind (callgrind): the same on an idle machine and a busy one, where CPU seconds
+    stretch by 10-20% with the load. Hash seeds are fixed, so a count repeats."""
+    from infra.deploy_check import lambda_env
+
+    code = DEPLOYED_CHILD.format(path=path, module=module)
+    env = {**lambda_env(False), "PYTHONHASHSEED": "0"}
+    counter = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+    done = _spawn([*counter, *interpreter, "-c", code], env, timeout=600)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"valgrind counted nothing:\n{done.stderr[-3000:]}")
+    return int(found.group(1))
+
+
+def deployed_figures(
+    repeats: int, baseline: Path | None = None, *, instructions: bool = False
+) -> list[Figure]:
+    measured = deployed_import_times(repeats, baseline, instructions=instructions)
     if isinstance(measured, str):
         return [Figure(SECTION, "import as deployed vs import boto3", math.nan, "n/a", measured)]
-    boto3 = measured.pop("boto3")
+    boto3, handlers = measured
+    unit, shown = ("M instructions", "{:,.0f}") if instructions else ("CPU s", "{:.3f}")
     out = [
         Figure(
             SECTION,
-            "import boto3 alone, as the runtime has it, CPU s",
+            f"import boto3 alone, as the runtime has it, {unit}",
             boto3,
-            "{:.3f}",
+            shown,
             "the runtime's CPython, with bytecode",
         )
     ]
-    for module, cpu in measured.items():
-        ratio = cpu / boto3
+    # this checkout's handlers first, then the baseline's
+    for key, (cpu, ratio) in sorted(handlers.items(), key=lambda kv: kv[0].startswith(BASELINE)):
         verdict = "ok" if ratio <= TARGET_DEPLOYED_RATIO else "OVER TARGET"
+        module = key.removeprefix(BASELINE)
         out.append(
             Figure(
-                SECTION,
+                f"{SECTION}, baseline {baseline}" if key != module else SECTION,
                 f"import {module} as deployed / boto3",
                 ratio,
                 "{:.2f}",
-                f"{cpu:.3f} s CPU; target <= {TARGET_DEPLOYED_RATIO}: {verdict}",
+                f"{shown.format(cpu)} {unit}; target <= {TARGET_DEPLOYED_RATIO}: {verdict}",
             )
         )
     return out
@@ -324,8 +384,25 @@ def main(argv: Sequence[str]) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout: only the imports as deployed, each handler of it alongside",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the imports as deployed, in instructions counted by valgrind (slow)",
+    )
     args = parser.parse_args(argv)
-    print(table(figures(args.repeats), f"cold start: medians of {args.repeats} fresh interpreters"))
+    title = f"cold start: medians of {args.repeats} fresh interpreters"
+    if args.baseline is not None or args.instructions:
+        baseline = args.baseline.resolve() if args.baseline is not None else None
+        measured = deployed_figures(args.repeats, baseline, instructions=args.instructions)
+        alongside = f", {args.baseline} alongside" if baseline is not None else ""
+        print(table(measured, title + alongside))
+        return 0
+    print(table(figures(args.repeats), title))
     return 0
 
 

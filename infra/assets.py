@@ -127,22 +127,23 @@ def compile_bytecode(directory: Path, interpreter: str) -> None:
     subprocess.run([interpreter, "-m", "compileall", *options, str(directory)], check=True)
 
 
-def build_code(build_dir: Path, interpreter: str | None = None) -> Path:
+def build_code(build_dir: Path, interpreter: str | None = None, source: Path = REPO) -> Path:
     """Copy the source packages (without caches) into a fresh directory; with
-    ``interpreter``, ship their bytecode too."""
+    ``interpreter``, ship their bytecode too. ``source``: the checkout whose packages
+    ship (another one's for a benchmark's baseline)."""
     code = build_dir / "code"
     if code.exists():
         shutil.rmtree(code)
     code.mkdir(parents=True)
     caches = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
-    development = {REPO / module for module in DEVELOPMENT_MODULES}
+    development = {source / module for module in DEVELOPMENT_MODULES}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         left_out = {name for name in names if Path(directory, name) in development}
         return set(caches(directory, names)) | left_out
 
     for package in SOURCE_PACKAGES:
-        shutil.copytree(REPO / package, code / package, ignore=ignore)
+        shutil.copytree(source / package, code / package, ignore=ignore)
     if interpreter is not None:
         compile_bytecode(code, interpreter)
     return code

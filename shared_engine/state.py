@@ -250,7 +250,7 @@ class StateModel(BaseModel):
     Scenario states omit most keys; the defaults are those of SCENARIOS.md.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     format: int = FORMAT_VERSION
     variant: Variant = "twos-meld"

@@ -41,8 +41,9 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from services.common.frozen import Frozen
 
 if TYPE_CHECKING:
     import jwt
@@ -73,14 +74,12 @@ class ExpiredToken(InvalidToken):
     """Well formed and signed by the issuer, but past ``exp``: the client should get a new one."""
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Frozen):
     player_id: str
     name: str
 
 
-@dataclass(frozen=True)
-class Issuer:
+class Issuer(Frozen):
     """Whose tokens open a connection: the issuer's URL, the audience we are, its keys."""
 
     url: str

@@ -7,12 +7,12 @@ a key can never differ between production and tests.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Final
 
+from services.common.frozen import Frozen, field
 
-@dataclass(frozen=True)
-class IndexSpec:
+
+class IndexSpec(Frozen):
     name: str
     partition_key: str
     sort_key: str | None = None
@@ -21,8 +21,7 @@ class IndexSpec:
     a write that changes no key of the index writes nothing to it."""
 
 
-@dataclass(frozen=True)
-class TableSpec:
+class TableSpec(Frozen):
     """A DynamoDB table: string keys, on-demand, optional TTL, stream and indexes."""
 
     name: str

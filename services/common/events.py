@@ -192,7 +192,7 @@ class EventEnvelope(BaseModel):
     strict about ``detail``, which is parsed by the model its type names.
     """
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", defer_build=True)
 
     detail_type: str = Field(alias="detail-type")
     source: str

@@ -20,16 +20,17 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from services.common.routing import Refusal, salvaged_cid
 from services.common.settings import Settings
 
 
-@dataclass
 class _Bucket:
-    tokens: float
-    at: float
+    __slots__ = ("at", "tokens")
+
+    def __init__(self, tokens: float, at: float) -> None:
+        self.tokens = tokens
+        self.at = at
 
 
 class FloodControl:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import zlib
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from services.common.events import SeatPlayer, is_practice
+from services.common.frozen import Frozen
 from services.common.unit_of_work import (
     Absent,
     AllOf,
@@ -90,8 +90,7 @@ def shard_of(key: str, shards: int) -> int:
     return zlib.crc32(key.encode()) % shards
 
 
-@dataclass(frozen=True)
-class Posting:
+class Posting(Frozen):
     """One entry: ``points``/``jokers`` change ``account``; ``key`` makes it happen once."""
 
     account: str
@@ -116,8 +115,7 @@ class Posting:
         }
 
 
-@dataclass(frozen=True)
-class Balance:
+class Balance(Frozen):
     """An account's balance item (the sum of its entries)."""
 
     points: int
@@ -133,8 +131,7 @@ class Balance:
         return cls(int(found.get("points", 0)), int(found.get("jokers", 0)))
 
 
-@dataclass(frozen=True)
-class ExternalBooking:
+class ExternalBooking(Frozen):
     """A booking of another mode: ``client``'s ``key`` books it once, with this body only."""
 
     client: str

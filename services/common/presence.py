@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from services.common.frozen import replace
 from services.common.records import Connection, Player
 from services.common.unit_of_work import (
     Committed,

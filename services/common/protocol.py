@@ -508,7 +508,7 @@ ServerMessage = Annotated[
 class TokenClaims(BaseModel):
     """What a player token says that the game reads (the JWT's claims, readable by the client)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     sub: PlayerId
     """The player's account id."""
@@ -522,7 +522,7 @@ class TokenClaims(BaseModel):
 class SignInRequest(BaseModel):
     """Local sign-in (``POST /api/signin``): the name is the account."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str = Field(min_length=1, max_length=24, pattern=r"^[\w ]+$")
 
@@ -530,7 +530,7 @@ class SignInRequest(BaseModel):
 class SignInResponse(BaseModel):
     """A fresh token for the name, and the player id it carries."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     token: str = Field(max_length=2048)
     player_id: PlayerId

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from services.common import constants
 from services.common.events import SeatPlayer
+from services.common.frozen import Frozen, field, replace
 from services.common.unit_of_work import Item, Key
 from shared_engine.match import MatchMode
 
@@ -43,8 +43,7 @@ def _str(value: object) -> str:
     return value
 
 
-@dataclass(frozen=True)
-class Outbound:
+class Outbound(Frozen):
     """An event to publish once the write that carries it has committed."""
 
     detail_type: str
@@ -79,8 +78,7 @@ def conn_attribute(seat: int) -> str:
     return f"conn{seat}"
 
 
-@dataclass(frozen=True)
-class TableRecord:
+class TableRecord(Frozen):
     """The live item of a table: match facts, the round's state and who is connected.
 
     ``version`` grows by one with every write that changes what players see;
@@ -110,7 +108,7 @@ class TableRecord:
         return next((s for s, p in self.seats.items() if p.player_id == player_id), None)
 
     def evolve(self, **changes: object) -> TableRecord:
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return replace(self, **changes)
 
     @property
     def key(self) -> Key:
@@ -180,8 +178,7 @@ class TableRecord:
         )
 
 
-@dataclass(frozen=True)
-class RoundRecord:
+class RoundRecord(Frozen):
     """A dealt round: its seed (revealed at the end) and the commitment shown at the start."""
 
     table_id: str
@@ -215,8 +212,7 @@ class RoundRecord:
         )
 
 
-@dataclass(frozen=True)
-class LogEntry:
+class LogEntry(Frozen):
     """One applied action, appended to the table's log with the write that applied it."""
 
     round: int
@@ -253,8 +249,7 @@ class LogEntry:
         )
 
 
-@dataclass(frozen=True)
-class ScoreRecord:
+class ScoreRecord(Frozen):
     """A scored round: its result (``RoundScored``'s body) and the events it publishes."""
 
     table_id: str
@@ -280,8 +275,7 @@ class ScoreRecord:
         )
 
 
-@dataclass(frozen=True)
-class ClosedRecord:
+class ClosedRecord(Frozen):
     """A table an operator closed (``python -m ops close``): who, why, and the events its
     insert publishes (the relay publishes inserts only, so the close is a new item)."""
 
@@ -301,8 +295,7 @@ class ClosedRecord:
         }
 
 
-@dataclass(frozen=True)
-class TableHistory:
+class TableHistory(Frozen):
     """Every record a table keeps of its play, each kind in key order."""
 
     rounds: tuple[RoundRecord, ...]
@@ -313,8 +306,7 @@ class TableHistory:
 # --- presence ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Player:
+class Player(Frozen):
     """A player's item: their current connection and where they are (queue, lobby, table)."""
 
     player_id: str
@@ -351,8 +343,7 @@ class Player:
         )
 
 
-@dataclass(frozen=True)
-class Connection:
+class Connection(Frozen):
     """A live WebSocket connection and whose it is; expires with its TTL."""
 
     connection_id: str
@@ -401,8 +392,7 @@ def lobby_key(code: str) -> Key:
     return {"pk": f"LOBBY#{code}", "sk": "LOBBY"}
 
 
-@dataclass(frozen=True)
-class QueueTicket:
+class QueueTicket(Frozen):
     """A player waiting in a queue: the queue's entry, and the ticket the player item holds
     while they wait (each move on is conditional on it)."""
 
@@ -456,8 +446,7 @@ def seat_attribute(seat: int) -> str:
     return f"s{seat}"
 
 
-@dataclass(frozen=True)
-class Lobby:
+class Lobby(Frozen):
     """A friends table being formed behind its invite code."""
 
     code: str

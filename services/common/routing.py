@@ -11,28 +11,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
+from services.common.frozen import Frozen
 from services.common.protocol import CorrelationId
 from services.common.telemetry import Telemetry
 
-CID: Final[TypeAdapter[str]] = TypeAdapter(CorrelationId)
+CID: Final[TypeAdapter[str]] = TypeAdapter(CorrelationId, config=ConfigDict(defer_build=True))
 
 M = TypeVar("M")
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(Frozen):
     code: str
     message: str
     cid: str | None = None
 
 
-@dataclass(frozen=True)
-class Incoming(Generic[M]):
+class Incoming(Frozen, Generic[M]):
     player_id: str
     name: str
     message: M

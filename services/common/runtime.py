@@ -56,7 +56,7 @@ class Clients:
 
 
 class RequestContext(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     connection_id: str = Field(alias="connectionId")
     route_key: str = Field(alias="routeKey")
@@ -66,7 +66,7 @@ class RequestContext(BaseModel):
 class WebSocketEvent(BaseModel):
     """The part of an API Gateway WebSocket event the services read."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     request_context: RequestContext = Field(alias="requestContext")
     body: str | None = None
@@ -120,7 +120,7 @@ def process_batch(
 class TimerMessage(BaseModel):
     """What a turn timer delivers to the timer queue when it fires."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     table_id: str
     turn_started: int

@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from services.common import constants
@@ -35,6 +34,7 @@ from services.common.dynamo import (
     query_all,
     s,
 )
+from services.common.frozen import Frozen, field
 
 if TYPE_CHECKING:
     from services.common.settings import Settings
@@ -57,13 +57,12 @@ TRANSACTION_LIMIT = 100
 # --- outcomes -----------------------------------------------------------------------
 
 
-class Outcome:
+class Outcome(Frozen):
     """What a commit did; only ``Committed`` changed anything."""
 
     ok = False
 
 
-@dataclass(frozen=True)
 class Committed(Outcome):
     ok = True
     before: Item | None = None
@@ -72,38 +71,32 @@ class Committed(Outcome):
     """The single written item as it is now (when the write asked for it)."""
 
 
-@dataclass(frozen=True)
 class VersionConflict(Outcome):
     """Another writer changed the item since it was read."""
 
 
-@dataclass(frozen=True)
 class AlreadyDone(Outcome):
     """A create-only write found its item: the work was done before (a duplicate)."""
 
 
-@dataclass(frozen=True)
 class Short(Outcome):
     """These accounts' balances do not cover their debits."""
 
     accounts: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
 class LostRace(Outcome):
     """A player was no longer where the write found them (another write moved them)."""
 
     players: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
 class Busy(Outcome):
     """A player is already somewhere else (a queue, a lobby or a table)."""
 
     players: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
 class Refused(Outcome):
     """A condition with no more particular meaning failed (``reason`` says which)."""
 
@@ -117,57 +110,47 @@ class InvalidTransaction(Exception):
 # --- conditions -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Exists:
+class Exists(Frozen):
     """The item exists."""
 
 
-@dataclass(frozen=True)
-class Absent:
+class Absent(Frozen):
     """The item does not exist (a create-only write)."""
 
 
-@dataclass(frozen=True)
-class Has:
+class Has(Frozen):
     attribute: str
 
 
-@dataclass(frozen=True)
-class Lacks:
+class Lacks(Frozen):
     attribute: str
 
 
-@dataclass(frozen=True)
-class Equals:
+class Equals(Frozen):
     attribute: str
     value: Value
 
 
-@dataclass(frozen=True)
-class AtLeast:
+class AtLeast(Frozen):
     attribute: str
     value: int | float
 
 
-@dataclass(frozen=True)
-class Below:
+class Below(Frozen):
     attribute: str
     value: int | float
 
 
-@dataclass(frozen=True)
-class AtMost:
+class AtMost(Frozen):
     attribute: str
     value: int | float
 
 
-@dataclass(frozen=True)
-class AllOf:
+class AllOf(Frozen):
     parts: tuple[Condition, ...]
 
 
-@dataclass(frozen=True)
-class AnyOf:
+class AnyOf(Frozen):
     parts: tuple[Condition, ...]
 
 
@@ -219,8 +202,7 @@ def _kind(value: Value) -> str:
 # --- writes ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Put:
+class Put(Frozen):
     """Write the whole item; ``refusal``: what a failed ``when`` means."""
 
     table: TableKind
@@ -233,8 +215,7 @@ class Put:
         return {k: self.item[k] for k in KEYS[self.table]}
 
 
-@dataclass(frozen=True)
-class Update:
+class Update(Frozen):
     """Change some attributes of an item (creating it if it does not exist)."""
 
     table: TableKind
@@ -249,8 +230,7 @@ class Update:
     returning: Literal["old", "new"] | None = None
 
 
-@dataclass(frozen=True)
-class Delete:
+class Delete(Frozen):
     table: TableKind
     key: Key
     when: Condition | None = None

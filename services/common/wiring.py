@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, TurnTimers
+from services.common.frozen import Frozen
 from services.common.presence import PresenceStore
 from services.common.runtime import Clients
 from services.common.settings import Settings
@@ -13,8 +12,7 @@ from services.common.tableviews import ViewPusher
 from services.common.unit_of_work import DynamoStorage, Storage
 
 
-@dataclass(frozen=True)
-class Adapters:
+class Adapters(Frozen):
     storage: Storage
     store: GameStore
     presence: PresenceStore

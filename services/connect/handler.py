@@ -28,7 +28,7 @@ def service() -> ConnectService:
 class AuthorizerEvent(BaseModel):
     """A REQUEST authorizer event; the token comes in the query string (browsers set no headers)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     method_arn: str = Field(alias="methodArn")
     query: dict[str, str] | None = Field(default=None, alias="queryStringParameters")

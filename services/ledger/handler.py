@@ -46,7 +46,7 @@ Jokers = Annotated[StrictInt, Field(ge=-MAX_BOOKING_JOKERS, le=MAX_BOOKING_JOKER
 
 
 class BalanceQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     op: Literal["balance"]
     account: str = Field(min_length=1, max_length=64)
@@ -58,7 +58,7 @@ class Booking(BaseModel):
     Strict: ``"500"``, ``500.0`` or ``true`` is no amount; nor is anything beyond the
     bounds every client shares (the client's own limits are narrower)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     op: Literal["post"]
     account: str = Field(min_length=1, max_length=64)
@@ -67,7 +67,10 @@ class Booking(BaseModel):
     jokers: Jokers = 0
 
 
-LedgerRequest = TypeAdapter(Annotated[BalanceQuery | Booking, Field(discriminator="op")])
+LedgerRequest = TypeAdapter(
+    Annotated[BalanceQuery | Booking, Field(discriminator="op")],
+    config=ConfigDict(defer_build=True),
+)
 
 
 def client_of(context: Any) -> str | None:

@@ -26,7 +26,7 @@ def service() -> MatchmakingService:
 class TryMatchTask(BaseModel):
     """What the state machine sends: one pass of a ticket, answered with its task token."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: str
     ticket: dict[str, Any]
@@ -41,7 +41,7 @@ def websocket(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 class AbandonTask(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: str
     ticket: dict[str, Any]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
@@ -68,20 +67,32 @@ COMPLETED_KEPT = 4096
 """Table versions a warm container remembers having followed through (a few hundred KB)."""
 
 
-@dataclass
 class Applied:
-    """The outcome of one committed write: the table after it and what it did."""
+    """The outcome of one committed write: the table after it and what it did.
 
-    table: TableRecord
-    last_action: dict[str, Any]
-    state: RoundState | None
-    """``table.state`` parsed, so that one invocation parses a state once (None: no round)."""
-    reply: tuple[int, str] | None = None
-    """The seat whose message made this write and its ``cid``: its next view answers it."""
-    moves: list[dict[str, Any]] = field(default_factory=list)
-    """Every move of the write as every seat may learn it (``public_move``), for the log."""
-    gone: list[tuple[int, str]] = field(default_factory=list)
-    """Seats found gone by the pushes on the way here (``AfterWrite`` frees them)."""
+    ``state`` is ``table.state`` parsed, so that one invocation parses a state once
+    (None: no round); ``reply`` the seat whose message made this write and its ``cid``
+    (its next view answers it); ``moves`` every move of the write as every seat may
+    learn it (``public_move``), for the log; ``gone`` the seats found gone by the pushes
+    on the way here (``AfterWrite`` frees them).
+    """
+
+    __slots__ = ("gone", "last_action", "moves", "reply", "state", "table")
+
+    def __init__(
+        self,
+        table: TableRecord,
+        last_action: dict[str, Any],
+        state: RoundState | None,
+        *,
+        moves: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.table = table
+        self.last_action = last_action
+        self.state = state
+        self.reply: tuple[int, str] | None = None
+        self.moves = moves if moves is not None else []
+        self.gone: list[tuple[int, str]] = []
 
 
 class TurnService:

@@ -176,6 +176,33 @@ def test_settings_read_the_environment_as_the_stack_writes_it(
         Settings()
 
 
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [
+        ("rummy", True),
+        ("r", True),
+        ("rummy-2", True),
+        ("a" * 32, True),
+        ("a" * 33, False),
+        ("", False),
+        ("2rummy", False),
+        ("-rummy", False),
+        ("Rummy", False),
+        ("rummy_2", False),
+        ("rummy\n", False),
+    ],
+)
+def test_a_ledger_client_is_named_as_a_lambda_alias(name: str, valid: bool) -> None:
+    from services.common.settings import Settings
+
+    clients = {name: {"points_per_booking": 5, "points_per_day": 50}}
+    if valid:
+        assert list(Settings(ledger_clients=clients).ledger_clients) == [name]
+    else:
+        with pytest.raises(ValidationError):
+            Settings(ledger_clients=clients)
+
+
 def test_the_protocols_bot_levels_are_the_engines() -> None:
     """A level the host may choose is one the turn service can play (level_policy)."""
     from typing import get_args

@@ -9,11 +9,12 @@ behind every state and score).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pytest
 
 from ops.replay import rounds_of, seat_view, verify
+from services.common.frozen import replace
 from services.common.records import LogEntry, RoundRecord, ScoreRecord, TableHistory
 from shared_engine import (
     action_to_wire,
