@@ -46,14 +46,14 @@ class Level:
     worlds: int
     horizon: int
     hands: float = 1.0
+    """What the tiles still in hand weigh when the look-ahead stops before the
+    round's end: at full value (SCORE-1) a pile just taken looks like a loss,
+    though most of it will be melded before anyone goes out."""
     doubt: float = 1.5
     """How many standard errors of the paired difference over the same worlds an
     alternative must lead the heuristic's choice by to be played instead: the
     look-ahead is short and its worlds few, so a lead within the noise is not
     evidence."""
-    """What the tiles still in hand weigh when the look-ahead stops before the
-    round's end: at full value (SCORE-1) a pile just taken looks like a loss,
-    though most of it will be melded before anyone goes out."""
 
     @property
     def budget(self) -> int:
