@@ -109,6 +109,11 @@ ROUND_S = 420
 LOG_SINCE_JS = """v => [...document.querySelectorAll('[data-testid="log-entry"]')]
   .filter((e) => Number(e.dataset.version) > v)
   .map((e) => ({seat: e.dataset.seat, type: e.dataset.type, text: e.textContent}))"""
+LAST_DISCARD_JS = """s => Math.max(0, ...[...document.querySelectorAll('[data-testid="log-entry"]')]
+  .filter((e) => e.dataset.seat === String(s) && e.dataset.type === 'discard')
+  .map((e) => Number(e.dataset.version)))"""
+"""The version of the seat's last discard, from the log: the table's version may already be
+past it when it is read (the next seat's turn pushed in the meantime)."""
 VERSION_ABOVE_JS = (
     "v => Number(document.getElementById('table-screen').dataset.version) > v"
     " && !document.getElementById('actions').classList.contains('busy')"
@@ -860,7 +865,7 @@ def test_a_whole_round_on_a_phone_by_touch(stack: LocalStack) -> None:
                     player.draw()
                 else:
                     player.discard()
-                    player.last_discard = player.version()
+                    player.last_discard = page.evaluate(LAST_DISCARD_JS, arg=player.seat)
                     turns += 1
             # Between two of this seat's turns, the log showed each bot's draw and discard.
             seats = {entry["seat"] for entry in between if entry["seat"] != str(player.seat)}
