@@ -15,13 +15,13 @@ button with the move. So no service imports another to pay.
 
 from __future__ import annotations
 
-import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Literal
 
 from services.common.events import SeatPlayer, is_practice
 from services.common.frozen import Frozen
+from services.common.records import shard_of
 from services.common.unit_of_work import (
     Absent,
     AllOf,
@@ -83,11 +83,6 @@ another count would not find its record and would book again."""
 
 def client_pk(client: str, shard: int) -> str:
     return f"CLIENT#{client}#{shard}"
-
-
-def shard_of(key: str, shards: int) -> int:
-    """The key's shard of ``shards``: stable across processes (unlike ``hash``)."""
-    return zlib.crc32(key.encode()) % shards
 
 
 class Posting(Frozen):

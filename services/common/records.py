@@ -374,9 +374,15 @@ no key takes more than a quarter of a partition's writes at the peak (one key to
 count strands the entries waiting in shards that no longer exist until they expire."""
 
 
+def shard_of(key: str, shards: int) -> int:
+    """The key's shard of ``shards``: stable across processes and releases (unlike
+    ``hash``), so a key is always found in the partition it was written to."""
+    return zlib.crc32(key.encode()) % shards
+
+
 def queue_shard(player_id: str) -> int:
-    """The player's shard of any queue: stable across processes (unlike ``hash``)."""
-    return zlib.crc32(player_id.encode()) % QUEUE_SHARDS
+    """The player's shard of any queue."""
+    return shard_of(player_id, QUEUE_SHARDS)
 
 
 def queue_pk(queue_key: str, shard: int) -> str:

@@ -19,7 +19,8 @@ import pytest
 
 from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
-from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account, shard_of
+from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account
+from services.common.records import shard_of
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
 from services.ledger.app import LedgerService

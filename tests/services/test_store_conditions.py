@@ -20,7 +20,6 @@ from services.common.ledger import (
     ExternalBooking,
     Ledger,
     Posting,
-    shard_of,
 )
 from services.common.presence import PresenceStore
 from services.common.records import (
@@ -32,6 +31,7 @@ from services.common.records import (
     RoundRecord,
     ScoreRecord,
     TableRecord,
+    shard_of,
 )
 from services.common.store import GameStore
 from services.common.unit_of_work import (
