@@ -168,8 +168,9 @@ def main(argv: Sequence[str]) -> int:
         "--level",
         action="append",
         default=[],
-        metavar="NAME=C,W,H[,K,D]",
-        help="another budget: candidates, worlds, horizon, hand weight, doubt (hard=4,12,48)",
+        metavar="NAME=C,W,H[,K,D,S]",
+        help="another level: candidates, worlds, horizon, hand weight, doubt, spread"
+        " (hard=4,12,48)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="pairings played at once")
     args = parser.parse_args(argv)
@@ -177,12 +178,13 @@ def main(argv: Sequence[str]) -> int:
     for spec in args.level:
         name, numbers = spec.split("=")
         c, w, h, *rest = numbers.split(",")
-        extra = dict(zip(("hands", "doubt"), (float(x) for x in rest), strict=False))
+        extra = dict(zip(("hands", "doubt", "spread"), (float(x) for x in rest), strict=False))
         levels[name] = Level(name, int(c), int(w), int(h), **extra)
     started = cpu_seconds()
     figures = strength_figures(args.deals, args.seed, args.pairings.split(","), levels, args.jobs)
     budgets = ", ".join(
         f"{v.name} {v.candidates}x{v.worlds}x{v.horizon} hands {v.hands} doubt {v.doubt}"
+        f" spread {v.spread}"
         for v in levels.values()
     )
     cpu = cpu_seconds() - started

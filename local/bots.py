@@ -23,7 +23,8 @@ from aiohttp import ClientSession, WSMsgType
 
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
-from shared_engine import action_to_wire
+from shared_engine import MatchMode, action_to_wire
+from shared_engine.match import rounds_after
 from shared_engine.observation import state_from_view
 from shared_engine.search import level_policy
 from shared_engine.view import PlayerView
@@ -59,7 +60,12 @@ async def play_as_bot(ws_url: str, token: str, first: dict[str, Any], pace: floa
                 continue
             await asyncio.sleep(pace)
             answered = data["version"]
-            policy = level_policy(QUICK_START_LEVEL, f"{data['table_id']}:{answered}")
+            match = data["match"]
+            totals = (view.match_scores["A"], view.match_scores["B"])
+            later = rounds_after(MatchMode(match["mode"]), match["round"], totals)
+            policy = level_policy(
+                QUICK_START_LEVEL, f"{data['table_id']}:{answered}", rounds_after=later
+            )
             loop = asyncio.get_running_loop()
             action = await loop.run_in_executor(None, policy, state_from_view(view), view.seat)
             move = action_to_wire(action)

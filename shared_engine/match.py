@@ -9,6 +9,7 @@ amounts into postings, it does not compute them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -34,6 +35,10 @@ TEAM_NAMES: Final[tuple[Literal["A"], Literal["B"]]] = ("A", "B")
 TARGET_TOTAL: Final = 10_000
 POINTS_PER_ROUND: Final = 1_000
 
+ROUND_GAIN: Final = 700
+"""About what the team that reaches 10,000 scores a round (heuristic self-play,
+``benchmarks.spread``): how far a total is from 10,000, in rounds."""
+
 # OPEN-2, as (lowest team total, threshold) from the top row down.
 _THRESHOLDS: Final = ((7_000, 150), (3_000, 120), (1_500, 90), (0, 50))
 _NEGATIVE_THRESHOLD: Final = 15
@@ -55,6 +60,19 @@ def dealer_of_round(round_number: int) -> int:
 def first_player(dealer: int) -> int:
     """DEAL-2: the seat after the dealer gets 15 tiles and opens the round."""
     return dealer % 4 + 1
+
+
+def rounds_after(mode: MatchMode, round_number: int, totals: tuple[int, int]) -> int:
+    """How many rounds the match is expected to play after round ``round_number``.
+
+    What a bot needs to weigh a lead: the planned rounds still to come (none in
+    a tie-break round), or in the 10,000 mode the rounds the leading total
+    (``totals``, before this round) still needs at the pace of such a match.
+    """
+    _check_mode(mode)
+    if mode is MatchMode.TO_10000:
+        return max(0, math.ceil((TARGET_TOTAL - max(totals)) / ROUND_GAIN) - 1)
+    return max(0, PLANNED_ROUNDS[mode] - round_number)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,14 @@ heuristic's own choice first, then the best melds and pickups by the
 heuristic's gain and the safest discards by its cost), deals the tiles it
 cannot see afresh into ``worlds`` worlds consistent with its view
 (determinization), and in each world plays every candidate, then
-``horizon`` more actions with the heuristic in every seat, and scores the
-position (SCORE-1, its team's total minus the other's). An alternative is
-played instead of the heuristic's choice only when its lead over it, paired
-world by world, stands ``doubt`` standard errors above zero; of those, the
-one whose lower bound is highest.
+``horizon`` more actions with the heuristic in every seat, and values the
+position by its team's lead (SCORE-1, its total minus the other's, the
+match totals included) as a chance of winning the match (``_chance``): a
+match is won or lost whatever the margin (MATCH-1, MATCH-3), so a bot ahead
+near the end makes sure of it and one behind takes the risk that can turn
+it. An alternative is played instead of the heuristic's choice only when its
+gain over it, paired world by world, stands ``doubt`` standard errors above
+zero; of those, the one whose lower bound is highest.
 
 Information-fair by construction: the hidden tiles are the full set less
 every tile the seat can see (its hand, the melds, the discard pile, the bonus
@@ -49,6 +52,9 @@ class Level:
     """What the tiles still in hand weigh when the look-ahead stops before the
     round's end: at full value (SCORE-1) a pile just taken looks like a loss,
     though most of it will be melded before anyone goes out."""
+    spread: float = 100.0
+    """The width, in points, of the soft sign a lead at the round's end is counted by
+    (``_chance``): a win by 10 points counts about as a draw, one by 300 as a win."""
     doubt: float = 1.5
     """How many standard errors of the paired difference over the same worlds an
     alternative must lead the heuristic's choice by to be played instead: the
@@ -63,6 +69,11 @@ class Level:
 
 NORMAL: Final = Level("normal", candidates=3, worlds=10, horizon=20, hands=0.5)
 HARD: Final = Level("hard", candidates=4, worlds=16, horizon=28, hands=0.5)
+ROUND_SPREAD: Final = 750.0
+"""About one standard deviation, in points, of a team's lead over a whole round, and of
+what the rest of a round still changes in the lead a position is valued by, at any
+stage (both measured in heuristic self-play, ``benchmarks.spread``): before the round's
+end a lead is only a chance."""
 LEVELS: Final = ("easy", "normal", "hard")
 """``easy`` is the heuristic bot itself."""
 
@@ -143,8 +154,24 @@ def world(state: RoundState, seat: int, seed: str, *, button: bool) -> RoundStat
     return new
 
 
-def _playout(state: RoundState, seat: int, action: Action, level: Level) -> float:
-    """Play ``action``, then ``horizon`` heuristic actions; the team's score lead."""
+def _chance(lead: float, *, over: bool, level: Level, rounds_after: int) -> float:
+    """How likely a match lead of ``lead`` points is to win the match, from -1 to 1.
+
+    The lead's normal spread to the match's end is that of the rounds still to
+    play (``ROUND_SPREAD`` each, and one for the rest of this round if it is
+    not ``over``) and ``level.spread``: far from the end the chance is almost
+    linear in the lead, as a lead maximizer plays; in the deciding round it
+    is a soft sign.
+    """
+    later = rounds_after + (0 if over else 1)
+    variance = level.spread**2 + later * ROUND_SPREAD**2
+    return math.erf(lead / math.sqrt(2 * variance))
+
+
+def _playout(
+    state: RoundState, seat: int, action: Action, level: Level, rounds_after: int
+) -> float:
+    """Play ``action``, then ``horizon`` heuristic actions; the team's chance (``_chance``)."""
     state, _ = apply(state, seat, action)
     for _ in range(level.horizon):
         if state.phase == "round_over":
@@ -153,10 +180,13 @@ def _playout(state: RoundState, seat: int, action: Action, level: Level) -> floa
         state, _ = apply(state, turn, heuristic_policy(state, turn))
     team = team_of(seat)
     ours, theirs = score_team(state, team), score_team(state, 1 - team)
-    lead = float(ours.total - theirs.total)
-    if state.phase != "round_over":
+    lead = float(
+        ours.total - theirs.total + state.match_scores[team] - state.match_scores[1 - team]
+    )
+    over = state.phase == "round_over"
+    if not over:
         lead -= (1 - level.hands) * (ours.hands - theirs.hands)
-    return lead
+    return _chance(lead, over=over, level=level, rounds_after=rounds_after)
 
 
 def _lower_bound(diffs: list[float], doubt: float) -> float:
@@ -169,8 +199,12 @@ def _lower_bound(diffs: list[float], doubt: float) -> float:
     return mean - doubt * math.sqrt(var / n)
 
 
-def search_policy(level: Level, seed: str) -> Policy:
-    """A bot of ``level`` whose worlds are drawn from ``seed`` and the public position."""
+def search_policy(level: Level, seed: str, *, rounds_after: int = 0) -> Policy:
+    """A bot of ``level`` whose worlds are drawn from ``seed`` and the public position.
+
+    ``rounds_after`` is how many rounds the match is expected to play after this
+    one (``match.rounds_after``); 0 when this round decides it.
+    """
 
     def choose(state: RoundState, seat: int) -> Action:
         actions = legal_actions(state, seat)
@@ -182,11 +216,12 @@ def search_policy(level: Level, seed: str) -> Policy:
         key = f"{seed}|{_public_key(state, seat)}"
         button = JOKER_BUTTON in actions
         worlds = [world(state, seat, f"{key}|{i}", button=button) for i in range(level.worlds)]
-        base = [_playout(w, seat, candidates[0], level) for w in worlds]
+        base = [_playout(w, seat, candidates[0], level, rounds_after) for w in worlds]
         best, best_margin = candidates[0], 0.0
         for action in candidates[1:]:
             diffs = [
-                _playout(w, seat, action, level) - b for w, b in zip(worlds, base, strict=True)
+                _playout(w, seat, action, level, rounds_after) - b
+                for w, b in zip(worlds, base, strict=True)
             ]
             margin = _lower_bound(diffs, level.doubt)
             if margin > best_margin:
@@ -196,12 +231,13 @@ def search_policy(level: Level, seed: str) -> Policy:
     return choose
 
 
-def level_policy(level: str, seed: str) -> Policy:
-    """The bot for a difficulty level by name (``LEVELS``)."""
+def level_policy(level: str, seed: str, *, rounds_after: int = 0) -> Policy:
+    """The bot for a difficulty level by name (``LEVELS``); ``rounds_after`` as for
+    ``search_policy``."""
     if level == "easy":
         return heuristic_policy
     if level == "normal":
-        return search_policy(NORMAL, seed)
+        return search_policy(NORMAL, seed, rounds_after=rounds_after)
     if level == "hard":
-        return search_policy(HARD, seed)
+        return search_policy(HARD, seed, rounds_after=rounds_after)
     raise ValueError(f"unknown level: {level!r}")

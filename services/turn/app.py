@@ -48,6 +48,7 @@ from services.common.unit_of_work import AlreadyDone, Committed, Outcome, Short,
 from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.autoplay import auto_play_step
+from shared_engine.match import rounds_after
 from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
 from shared_engine.turn_clock import TurnClock, after_moves
@@ -565,12 +566,15 @@ def bot_policy(table: TableRecord, seat: int) -> Callable[[RoundState, int], Act
     A replay of the table's log reproduces every bot move: the seed holds no
     clock and no process randomness, and a retried invocation that replays a
     turn decides it the same way. A seat stored without a level (a table formed
-    before levels existed) plays at ``normal``, the default a host gets.
+    before levels existed) plays at ``normal``, the default a host gets. It plays
+    to win the match: how much a lead counts depends on the rounds still to come.
     """
     level = table.seats[seat].level or "normal"
 
     def choose(state: RoundState, player: int) -> Action:
-        return level_policy(level, f"{table.table_id}:{table.round}:{state.ply}")(state, player)
+        later = rounds_after(table.mode, table.round, state.match_scores)
+        seed = f"{table.table_id}:{table.round}:{state.ply}"
+        return level_policy(level, seed, rounds_after=later)(state, player)
 
     return choose
 

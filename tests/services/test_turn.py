@@ -22,6 +22,7 @@ from services.common.unit_of_work import Outcome
 from services.turn import app as turn_app
 from services.turn.app import STRETCH_MOVES, TurnService
 from shared_engine import (
+    MatchMode,
     RoundState,
     action_to_wire,
     apply,
@@ -635,6 +636,23 @@ def test_a_hard_bot_seat_is_played_by_the_search_bot_seeded_by_table_round_and_m
     assert searched != greedy, "the deal must tell the two policies apart"
     assert _logged_after_seat_1(store) == searched
     assert all(i["auto"]["BOOL"] for i in _logs(store)[1:])
+
+
+def test_a_bot_weighs_a_lead_by_the_rounds_its_match_still_plays_match_1(
+    store: GameStore,
+) -> None:
+    """Round 1 of three: the bot plays ``level_policy`` with two rounds after this one, not
+    as if this round decided the match (a position where the two choose otherwise)."""
+    state = start_round("later0")
+    while state.ply < 16:
+        state, _ = apply(state, state.turn, greedy_policy(state, state.turn))
+    seat = state.turn
+    bot = SeatPlayer(player_id="bot-2", name="Bot 2", bot=True, level="normal")
+    table = put_table(store, "t1", state, mode=MatchMode.THREE_ROUNDS, seats={**PLAYERS, seat: bot})
+    seed = f"t1:1:{state.ply}"
+    planned = level_policy("normal", seed, rounds_after=2)(state, seat)
+    assert planned != level_policy("normal", seed, rounds_after=0)(state, seat)
+    assert turn_app.bot_policy(table, seat)(state, seat) == planned
 
 
 @pytest.mark.parametrize("level", ["easy", "normal", None])

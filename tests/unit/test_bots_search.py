@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +13,15 @@ from test_bots_heuristic import _played, _shuffle_hidden
 from shared_engine import MatchMode, apply, legal_actions, player_view, start_round
 from shared_engine.bots import heuristic_policy
 from shared_engine.observation import state_from_view
-from shared_engine.search import HARD, NORMAL, hidden_tiles, level_policy, search_policy, world
+from shared_engine.search import (
+    HARD,
+    NORMAL,
+    _chance,
+    hidden_tiles,
+    level_policy,
+    search_policy,
+    world,
+)
 from shared_engine.tiles import FULL_SET
 from tools.simulate import Tally, play_match
 
@@ -110,3 +119,41 @@ def test_normal_is_not_beaten_by_the_heuristic_over_20_duplicate_deals() -> None
             policies = (heuristic_policy, bot) if swap else (bot, heuristic_policy)
             won += play_match(policies, MatchMode.ONE_ROUND, seed, Tally()) == (1 if swap else 0)
     assert won / 40 >= 0.40
+
+
+def test_a_lead_counts_as_a_chance_of_winning_the_match_match_1() -> None:
+    """MATCH-1: the higher total wins, whatever the margin. At the deciding round's end
+    a lead of 300 is almost a sure win and one of 10 almost a draw; before the end,
+    and the more rounds follow, the chance grows closer to linear in the lead."""
+    at_end = partial(_chance, over=True, level=HARD, rounds_after=0)
+    assert at_end(300.0) > 0.99
+    assert 0 < at_end(10.0) < 0.1
+    assert at_end(-300.0) == -at_end(300.0)
+    assert at_end(0.0) == 0.0
+    before_end = partial(_chance, over=False, level=HARD, rounds_after=0)
+    assert 0.2 < before_end(300.0) < 0.35
+    early = partial(_chance, over=False, level=HARD, rounds_after=16)
+    assert early(600.0) / early(300.0) == pytest.approx(2.0, rel=0.02)
+    assert early(300.0) < before_end(300.0) < at_end(300.0)
+
+
+def test_a_bot_whose_match_is_decided_plays_as_the_heuristic_match_1() -> None:
+    """The match totals before the round count in the lead: 20,000 points ahead (or
+    behind) in the deciding round, every world is a sure win (or loss) whatever it plays,
+    so no alternative beats the heuristic's choice. With the totals level the same deal
+    has moves where one does."""
+
+    def moves_differing(totals: tuple[int, int]) -> int:
+        state = start_round("decided", match_scores=totals)
+        bot = level_policy("normal", "decided")
+        differing = 0
+        while not state.round_over:
+            seat = state.turn
+            action = bot(state, seat) if seat % 2 else heuristic_policy(state, seat)
+            differing += action != heuristic_policy(state, seat)
+            state, _ = apply(state, seat, action)
+        return differing
+
+    assert moves_differing((0, 0)) > 0
+    assert moves_differing((20_000, 0)) == 0
+    assert moves_differing((0, 20_000)) == 0

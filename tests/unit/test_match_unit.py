@@ -17,6 +17,7 @@ from shared_engine.match import (
     decide_after_round,
     first_player,
     held_stake,
+    rounds_after,
     settle_match,
     threshold_for,
     winner_of,
@@ -137,11 +138,37 @@ def test_to_10000_tie_break_that_breaks_the_tie_ends_below_the_target_match_2() 
     assert decide_after_round(mode, (9_800, 9_650), 7) == CONTINUE
 
 
+@pytest.mark.parametrize(
+    ("mode", "round_number", "totals", "after"),
+    [
+        (MatchMode.ONE_ROUND, 1, (0, 0), 0),
+        (MatchMode.ONE_ROUND, 2, (700, 700), 0),
+        (MatchMode.THREE_ROUNDS, 1, (0, 0), 2),
+        (MatchMode.THREE_ROUNDS, 2, (1_500, 900), 1),
+        (MatchMode.THREE_ROUNDS, 3, (1_500, 900), 0),
+        (MatchMode.ARENA, 1, (0, 0), 2),
+        (MatchMode.ARENA, 4, (2_000, 2_000), 0),
+        (MatchMode.TO_10000, 1, (0, 0), 14),
+        (MatchMode.TO_10000, 9, (8_800, 4_000), 1),
+        (MatchMode.TO_10000, 12, (9_500, 9_900), 0),
+        (MatchMode.TO_10000, 13, (10_200, 10_200), 0),
+    ],
+)
+def test_rounds_after_are_the_planned_ones_left_or_the_leader_s_way_to_10000_match_1(
+    mode: MatchMode, round_number: int, totals: tuple[int, int], after: int
+) -> None:
+    """MATCH-1 and MATCH-2: a tie-break round is the last one a bot can count on; in the
+    10,000 mode the leader's distance at about 700 points a round (8,800: two rounds)."""
+    assert rounds_after(mode, round_number, totals) == after
+
+
 @pytest.mark.parametrize("mode", ["to_10000", "arena", "one_round", 3, None])
 def test_match_functions_refuse_anything_but_a_match_mode(mode: object) -> None:
     """A plain string equals a member of the StrEnum; it must be refused, not misread."""
     with pytest.raises(TypeError, match="MatchMode"):
         decide_after_round(mode, (10_500, 100), 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MatchMode"):
+        rounds_after(mode, 1, (0, 0))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="MatchMode"):
         account_rewards(mode, 0, 3, stake=500)  # type: ignore[arg-type]
 
