@@ -67,7 +67,9 @@ def rounds_after(mode: MatchMode, round_number: int, totals: tuple[int, int]) ->
 
     What a bot needs to weigh a lead: the planned rounds still to come (none in
     a tie-break round), or in the 10,000 mode the rounds the leading total
-    (``totals``, before this round) still needs at the pace of such a match.
+    (``totals``, before this round) still needs at the pace of such a match
+    (none once it is reached; a rare tie-break below 10,000, MATCH-2, is not
+    told apart and counts the rounds to 10,000).
     """
     _check_mode(mode)
     if mode is MatchMode.TO_10000:

@@ -158,7 +158,8 @@ def test_rounds_after_are_the_planned_ones_left_or_the_leader_s_way_to_10000_mat
     mode: MatchMode, round_number: int, totals: tuple[int, int], after: int
 ) -> None:
     """MATCH-1 and MATCH-2: a tie-break round is the last one a bot can count on; in the
-    10,000 mode the leader's distance at about 700 points a round (8,800: two rounds)."""
+    10,000 mode the leader's distance at about 700 points a round (from 8,800: this
+    round and one more)."""
     assert rounds_after(mode, round_number, totals) == after
 
 
