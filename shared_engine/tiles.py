@@ -112,10 +112,6 @@ def names(tiles: Iterable[int]) -> list[str]:
     return [NAMES[t] for t in tiles]
 
 
-def is_valid_name(name: str) -> bool:
-    return name in _BY_NAME
-
-
 def rank_counts(tiles: Iterable[int]) -> list[int]:
     """Tiles per rank, index 0 being jokers (so ``counts[2]`` are the 2s)."""
     counts = [0] * 14

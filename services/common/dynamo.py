@@ -34,11 +34,6 @@ def cancellation(exc: Exception, index: int) -> str:
     return str(reasons[index].get("Code", "None")) if index < len(reasons) else "None"
 
 
-def cancelled_on(exc: Exception, index: int) -> bool:
-    """Whether a cancelled transaction failed on the condition of item ``index``."""
-    return cancellation(exc, index) == "ConditionalCheckFailed"
-
-
 CONDITION_FAILED = "ConditionalCheckFailedException"
 TRANSACTION_CANCELLED = "TransactionCanceledException"
 

@@ -160,10 +160,6 @@ class EventRoutes:
     def detail_types(self) -> frozenset[str]:
         return frozenset(self._events)
 
-    @property
-    def task_kinds(self) -> frozenset[str]:
-        return frozenset(self._tasks)
-
     def __call__(self, body: dict[str, Any]) -> None:
         kind = body.get("kind")
         if isinstance(kind, str) and kind in self._tasks:
