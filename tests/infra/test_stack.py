@@ -247,8 +247,16 @@ def test_tables_are_built_from_the_constants(
     assert resource["DeletionPolicy"] == ("RetainExceptOnCreate" if production else "Delete")
 
 
-def test_the_games_table_has_a_stream() -> None:
-    assert constants.GAMES.stream  # the relay depends on it (test above checks the template)
+def test_every_stream_a_function_reads_is_on_in_the_template(
+    template: dict[str, Any], stage: str
+) -> None:
+    """The relay's trigger needs its table's stream: the table test above checks a stream
+    only where the spec asks for one, so a spec that lost it would pass there."""
+    read = [spec.stream for spec in FUNCTIONS.values() if spec.stream is not None]
+    assert read
+    for spec in read:
+        table = props(template["Resources"][table_id(template, stage, spec)])
+        assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
 
 
 # --- functions ---------------------------------------------------------------------------
