@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test lint fmt bench figures synth deploy-check fault-sweep clean distclean
+.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench figures synth deploy-check fault-sweep clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -73,11 +73,14 @@ demo: $(PLAY_STAMP)
 simulate: $(PLAY_STAMP)
 	$(PY) -m tools.simulate --matches $(or $(MATCHES),200) --seed $(or $(SEED),1)
 
+# The tiers wait on sockets, timers and a browser as well as compute: three workers keep two
+# cores busy (WORKERS=0 runs them in this process). mypy runs beside them.
+WORKERS ?= 3
+
 test: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m mypy
-	$(PY) -m pytest
+	@$(MAKE) --no-print-directory -j2 -Oline test-types test-tiers
 	node --test tests/web/
 	@if [ -d "$(SHARED)/scenarios" ]; then \
 		echo "$(PY) -m shared_engine.scenarios tests/scenarios $(SHARED)/scenarios"; \
@@ -85,6 +88,12 @@ test: install
 	else \
 		echo "skipping shared scenarios: $(SHARED)/scenarios not found"; \
 	fi
+
+test-types: install
+	$(PY) -m mypy
+
+test-tiers: install
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --durations=20
 
 lint: install
 	$(PY) -m ruff check .
