@@ -42,7 +42,7 @@ from services.common.unit_of_work import (
     Write,
 )
 
-FREE = AllOf((Lacks("queue_key"), Lacks("lobby"), Lacks("table_id")))
+FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))
 """The player is in no queue, no lobby and at no table."""
 CODE_TAKEN = Refused("code taken")
 
@@ -83,10 +83,10 @@ class MatchmakingStore:
                 "players",
                 Player.key_of(ticket.player_id),
                 set={
-                    "queue_key": ticket.queue_key,
-                    "queue_sk": ticket.sk,
-                    "ticket": ticket.ticket,
-                    "name": ticket.name,
+                    Player.QUEUE_KEY: ticket.queue_key,
+                    Player.QUEUE_SK: ticket.sk,
+                    Player.TICKET: ticket.ticket,
+                    Player.NAME: ticket.name,
                 },
                 when=FREE,
                 refusal=Busy((ticket.player_id,)),
@@ -101,8 +101,8 @@ class MatchmakingStore:
             Update(
                 "players",
                 Player.key_of(ticket.player_id),
-                remove=("queue_key", "queue_sk", "ticket"),
-                when=Equals("ticket", ticket.ticket),
+                remove=Player.QUEUED,
+                when=Equals(Player.TICKET, ticket.ticket),
                 refusal=_moved(ticket.player_id),
             ),
             Delete("matchmaking", ticket.key),
@@ -115,9 +115,9 @@ class MatchmakingStore:
             Update(
                 "players",
                 Player.key_of(ticket.player_id),
-                set={"table_id": table_id, "seat": seat},
-                remove=("queue_key", "queue_sk", "ticket"),
-                when=Equals("ticket", ticket.ticket),
+                set=Player.at_table(table_id, seat),
+                remove=Player.QUEUED,
+                when=Equals(Player.TICKET, ticket.ticket),
                 refusal=_moved(ticket.player_id),
             ),
             Delete("matchmaking", ticket.key),
@@ -128,9 +128,9 @@ class MatchmakingStore:
         return Update(
             "players",
             Player.key_of(player_id),
-            set={"table_id": table_id, "seat": seat},
-            remove=("lobby",),
-            when=Equals("lobby", code),
+            set=Player.at_table(table_id, seat),
+            remove=(Player.LOBBY,),
+            when=Equals(Player.LOBBY, code),
             refusal=_moved(player_id),
         )
 
@@ -149,14 +149,16 @@ class MatchmakingStore:
         (ended) table, whose release may not have arrived yet."""
         free: Condition = FREE
         if leaving is not None:
-            ended = AllOf((Equals("table_id", leaving), Lacks("queue_key"), Lacks("lobby")))
+            ended = AllOf(
+                (Equals(Player.TABLE_ID, leaving), Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY))
+            )
             free = AnyOf((FREE, ended))
         return Update(
             "players",
             Player.key_of(player_id),
-            set={"lobby": code},
-            keep={"name": name},
-            remove=("table_id", "seat") if leaving is not None else (),
+            set={Player.LOBBY: code},
+            keep={Player.NAME: name},
+            remove=Player.SEATED if leaving is not None else (),
             when=free,
             refusal=Busy((player_id,)),
         )
@@ -199,8 +201,8 @@ class MatchmakingStore:
             return Update(
                 "players",
                 Player.key_of(member),
-                remove=("lobby",),
-                when=Equals("lobby", lobby.code),
+                remove=(Player.LOBBY,),
+                when=Equals(Player.LOBBY, lobby.code),
                 refusal=_moved(member),
             )
 
@@ -264,8 +266,8 @@ class MatchmakingStore:
                 Update(
                     "players",
                     Player.key_of(player_id),
-                    remove=("table_id", "seat"),
-                    when=Equals("table_id", table_id),
+                    remove=Player.SEATED,
+                    when=Equals(Player.TABLE_ID, table_id),
                     refusal=_moved(player_id),
                 )
             ]
