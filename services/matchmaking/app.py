@@ -109,10 +109,6 @@ def _entry(ticket: dict[str, Any]) -> QueueTicket:
     )
 
 
-class Conflict(Exception):
-    """A conditional write lost a race; the caller re-reads and decides again."""
-
-
 class MatchmakingService:
     def __init__(
         self,
