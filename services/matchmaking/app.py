@@ -54,8 +54,8 @@ from services.common.routing import Refusal, guarded, read_message
 from services.common.store import GameStore
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import Busy, Committed, LostRace, Put, Short, Write
-from services.matchmaking.store import MatchmakingStore
+from services.common.unit_of_work import Busy, Committed, LostRace, Outcome, Short
+from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 from shared_engine import MatchMode
 
 SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
@@ -113,7 +113,9 @@ class MatchmakingService:
     def __init__(
         self,
         *,
-        store: MatchmakingStore,
+        players: PlayerStore,
+        queues: QueueStore,
+        lobbies: LobbyStore,
         games: GameStore,
         ledger: Ledger,
         pusher: Pusher,
@@ -131,7 +133,9 @@ class MatchmakingService:
         self._flood = flood
         self._join_limit = join_limit
         """Invite codes a player may try, per this many seconds."""
-        self._store = store
+        self._players = players
+        self._queues = queues
+        self._lobbies = lobbies
         self._games = games
         self._ledger = ledger
         self._pusher = pusher
@@ -201,7 +205,7 @@ class MatchmakingService:
     def _replaced(self, player_id: str, connection_id: str) -> bool:
         """Whether the player has opened a newer connection: the queue's and the lobby's
         pushes go to that one, so this one may no longer queue, leave or join for them."""
-        current = self._store.player(player_id).connection_id
+        current = self._players.player(player_id).connection_id
         return current is not None and current != connection_id
 
     def queue(self, player_id: str, name: str, connection_id: str, message: Queue) -> None:
@@ -226,7 +230,7 @@ class MatchmakingService:
             ticket=uuid.uuid4().hex,
             expires_at=now + self._queue_seconds,
         )
-        if not self._claim(self._store.enqueue(entry, ENTRY_TTL), connection_id, cid):
+        if not self._claim(self._queues.join(entry, ENTRY_TTL), connection_id, cid):
             return
         self._telemetry.count("tickets_opened")
         self._pusher.send(
@@ -262,7 +266,7 @@ class MatchmakingService:
         reason: str = "left",
         cid: str | None = None,
     ) -> None:
-        player = self._store.player(player_id)
+        player = self._players.player(player_id)
         ticket = QueueTicket.held_by(player)
         if ticket is not None:
             if self._dequeue(ticket):
@@ -272,7 +276,7 @@ class MatchmakingService:
                     self._pusher.send(connection_id, left.model_dump())
                 return
         elif player.lobby is not None:
-            lobby = self._store.lobby(player.lobby)
+            lobby = self._lobbies.lobby(player.lobby)
             if (
                 lobby is not None
                 and lobby.status == "forming"
@@ -296,7 +300,7 @@ class MatchmakingService:
         members = [
             p.player_id for p in lobby.seats.values() if not p.bot and p.player_id != player_id
         ]
-        if not self._store.unit().add(*self._store.leave_lobby(lobby, player_id)).commit().ok:
+        if not self._lobbies.leave(lobby, player_id):
             return False
         if connection_id:
             left = QueueLeftMessage(reason=reason, cid=cid)  # type: ignore[arg-type]
@@ -306,7 +310,7 @@ class MatchmakingService:
             return True
         closed = QueueLeftMessage(reason="closed").model_dump()
         for member in members:
-            connection = self._store.player(member).connection_id
+            connection = self._players.player(member).connection_id
             if connection:
                 self._pusher.send(connection, closed)
         return True
@@ -321,7 +325,7 @@ class MatchmakingService:
                 code, player_id, message.mode, message.variant, "forming", {1: host}, None
             )
             claimed = self._claim(
-                self._store.create_lobby(lobby, host, int(self._clock.now()) + ENTRY_TTL),
+                self._lobbies.open(lobby, host, int(self._clock.now()) + ENTRY_TTL),
                 connection_id,
                 message.cid,
             )
@@ -337,7 +341,7 @@ class MatchmakingService:
     def join_table(
         self, player_id: str, name: str, connection_id: str, code: str, cid: str | None = None
     ) -> None:
-        if not self._store.try_code(
+        if not self._lobbies.try_code(
             player_id, self._clock.now(), self._join_limit[0], self._join_limit[1]
         ):
             self._refuse(
@@ -347,7 +351,7 @@ class MatchmakingService:
         me = SeatPlayer(player_id=player_id, name=name)
         reply = _reply(player_id, cid)
         for _ in range(FORM_ATTEMPTS):
-            lobby = self._store.lobby(code)
+            lobby = self._lobbies.lobby(code)
             if lobby is None or lobby.status != "forming":
                 self._refuse(
                     connection_id, "unknown_code", "no table is waiting with this code", cid
@@ -360,11 +364,8 @@ class MatchmakingService:
             if not free:
                 self._refuse(connection_id, "table_full", "this table is full", cid)
                 return
-            writes: list[Write] = [
-                self._store.player_to_lobby(player_id, name, code),
-                self._store.take_seat(code, free[0], me),
-            ]
-            claimed = self._claim(writes, connection_id, cid, (player_id, code))
+            joined = self._lobbies.join(code, free[0], me)
+            claimed = self._claim(joined, connection_id, cid, (player_id, code))
             if claimed is None:
                 return
             if not claimed:
@@ -380,8 +381,8 @@ class MatchmakingService:
         cid: str | None = None,
         level: BotLevel = "normal",
     ) -> None:
-        player = self._store.player(player_id)
-        lobby = self._store.lobby(player.lobby) if player.lobby is not None else None
+        player = self._players.player(player_id)
+        lobby = self._lobbies.lobby(player.lobby) if player.lobby is not None else None
         if lobby is None or lobby.status != "forming":
             self._refuse(connection_id, "unknown_code", "you have no table waiting", cid)
             return
@@ -421,7 +422,7 @@ class MatchmakingService:
         while tries < FORM_ATTEMPTS * 2 and attempt < FORM_ATTEMPTS:
             tries += 1
             code = rematch_code(table_id, attempt)
-            lobby = self._store.lobby(code)
+            lobby = self._lobbies.lobby(code)
             if lobby is None:
                 bots = {s: p for s, p in table.seats.items() if p.bot}
                 held = {s: p for s, p in table.seats.items() if not p.bot}
@@ -436,8 +437,7 @@ class MatchmakingService:
                     rematch_of=table_id,
                     held=held,
                 )
-                expires = int(self._clock.now()) + ENTRY_TTL
-                writes = self._store.create_lobby(lobby, me, expires)
+                outcome = self._lobbies.open(lobby, me, int(self._clock.now()) + ENTRY_TTL)
             elif lobby.rematch_of != table_id or lobby.status == "closed":
                 attempt += 1
                 continue
@@ -448,12 +448,8 @@ class MatchmakingService:
                 self._refuse(connection_id, "table_full", "the others started without you", cid)
                 return
             else:
-                lobby = Lobby(**{**lobby.__dict__, "seats": {**lobby.seats, seat: me}})
-                writes = [
-                    self._store.player_to_lobby(player_id, name, code, table_id),
-                    self._store.take_seat(code, seat, me),
-                ]
-            claimed = self._claim(writes, connection_id, cid, (player_id, code))
+                outcome = self._lobbies.join(code, seat, me, leaving=table_id)
+            claimed = self._claim(outcome, connection_id, cid, (player_id, code))
             if claimed is None:
                 return
             if not claimed:
@@ -467,7 +463,7 @@ class MatchmakingService:
         """After a seat was taken: the fourth starts the table, else everyone sees the
         lobby. Read again, not the copy read before the write: two players taking the
         last two seats at once each read three empty, and one of them must start it."""
-        lobby = self._store.lobby(code)
+        lobby = self._lobbies.lobby(code)
         if lobby is None:
             return
         if lobby.status == "forming" and len(lobby.seats) == 4:
@@ -484,7 +480,8 @@ class MatchmakingService:
 
     def _new_table(
         self, table_id: str, mode: MatchMode, variant: str, stake: int, seats: dict[int, SeatPlayer]
-    ) -> Put:
+    ) -> tuple[TableRecord, Outbound]:
+        """A new table of these four, and the ``TableFormed`` its creation publishes."""
         table = TableRecord(
             table_id=table_id,
             mode=mode,
@@ -500,9 +497,7 @@ class MatchmakingService:
             stake=stake,
             seats={str(seat): player for seat, player in seats.items()},  # type: ignore[misc]
         )
-        return self._games.new_table(
-            table, [Outbound("TableFormed", formed.model_dump(mode="json"), SOURCE)]
-        )
+        return table, Outbound("TableFormed", formed.model_dump(mode="json"), SOURCE)
 
     def _start_lobby(
         self, lobby: Lobby, seats: dict[int, SeatPlayer], reply: tuple[str, str] | None = None
@@ -510,16 +505,8 @@ class MatchmakingService:
         """Seat the four at a new table and tell them; ``reply``: the player whose message
         started it, and its ``cid``."""
         table_id = f"f-{lobby.code}-{uuid.uuid4().hex[:8]}"
-        work = self._store.unit().add(self._store.start_lobby(lobby, seats, table_id))
-        work.add(
-            *(
-                self._store.seat_from_lobby(p.player_id, lobby.code, table_id, seat)
-                for seat, p in seats.items()
-                if not p.bot
-            )
-        )
-        work.add(self._new_table(table_id, MatchMode(lobby.mode), lobby.variant, 0, seats))
-        if not work.commit().ok:
+        table, event = self._new_table(table_id, MatchMode(lobby.mode), lobby.variant, 0, seats)
+        if not self._lobbies.form_table(lobby, seats, table, event):
             self._telemetry.info("lobby start lost a race", code=lobby.code)
             members = [p.player_id for p in lobby.seats.values() if not p.bot]
             self._show_lobby(lobby.code, members, reply)
@@ -537,7 +524,7 @@ class MatchmakingService:
         mode, variant, stake_text = queue.split(":")
         stake = int(stake_text)
         for _ in range(FORM_ATTEMPTS * 4):
-            entries = self._store.waiting(queue, 4, shard)
+            entries = self._queues.waiting(queue, 4, shard)
             if len(entries) < 4:
                 return formed
             table_id = uuid.uuid4().hex[:16]
@@ -547,13 +534,9 @@ class MatchmakingService:
                 i + 1: SeatPlayer(player_id=e.player_id, name=e.name, bot=is_bot_id(e.player_id))
                 for i, e in enumerate(entries)
             }
-            work = self._store.unit()
-            for i, e in enumerate(entries):
-                work.add(*self._store.seat_from_queue(e, table_id, i + 1))
-            work.add(self._new_table(table_id, MatchMode(mode), variant, stake, seats))
+            table, event = self._new_table(table_id, MatchMode(mode), variant, stake, seats)
             postings = escrow(table_id, seats, stake) if stake else []
-            work.add(*Ledger.writes(postings, self._clock.now()))
-            outcome = work.commit()
+            outcome = self._queues.form_table(entries, table, event, postings)
             if not outcome.ok:
                 self._drop_blockers(outcome, entries)
                 continue
@@ -561,23 +544,23 @@ class MatchmakingService:
             self._telemetry.count("tables_formed")
         return formed
 
-    def _drop_blockers(self, outcome: object, entries: list[QueueTicket]) -> None:
+    def _drop_blockers(self, outcome: Outcome, entries: list[QueueTicket]) -> None:
         """After a lost formation: stale entries go (their player moved on), players short
         of the stake leave the queue."""
         for entry in entries:
             if isinstance(outcome, LostRace) and entry.player_id in outcome.players:
-                self._store.delete_entry(entry)
+                self._queues.delete_entry(entry)
             if isinstance(outcome, Short) and entry.player_id in outcome.accounts:
                 self._expire(entry, "insufficient_balance")
 
     def _dequeue(self, entry: QueueTicket) -> bool:
         """Take the ticket's player out of the queue; False if a table took them first."""
-        return self._store.unit().add(*self._store.dequeue(entry)).commit().ok
+        return self._queues.leave(entry)
 
     def _expire(self, entry: QueueTicket, reason: str) -> bool:
         if not self._dequeue(entry):
             return False
-        connection = self._store.player(entry.player_id).connection_id
+        connection = self._players.player(entry.player_id).connection_id
         if connection:
             if reason == "insufficient_balance":
                 self._pusher.send(
@@ -593,10 +576,10 @@ class MatchmakingService:
     def try_match(self, ticket: dict[str, Any]) -> str:
         """One pass of a ticket: seated, gone, expired or waiting."""
         entry = _entry(ticket)
-        player = self._store.player(entry.player_id)
+        player = self._players.player(entry.player_id)
         if player.ticket == entry.ticket:
             self.form_tables(entry.queue_key, entry.shard)
-            player = self._store.player(entry.player_id)
+            player = self._players.player(entry.player_id)
         if player.ticket != entry.ticket:
             return "seated" if player.table_id is not None else "gone"
         if self._clock.now() >= entry.expires_at and self._expire(entry, "timeout"):
@@ -619,7 +602,7 @@ class MatchmakingService:
         """Free every seated player to queue again."""
         for player in event.seats.values():
             if not player.bot:
-                self._store.release(player.player_id, event.table_id)
+                self._players.release(player.player_id, event.table_id)
 
     def player_disconnected(self, event: PlayerDisconnected) -> None:
         """A queued or waiting player whose connection closed leaves the queue or lobby.
@@ -635,20 +618,19 @@ class MatchmakingService:
 
     def _claim(
         self,
-        writes: list[Write],
+        outcome: Outcome,
         connection_id: str,
         cid: str | None = None,
         joining: tuple[str, str] | None = None,
     ) -> bool | None:
-        """Commit writes that put a player somewhere: True if they did, None if the
+        """What a commit that puts a player somewhere did: True if it did, None if the
         player is busy elsewhere (answered ``already_playing``), False if another write
         lost a race (read again and retry). ``joining``: (player, lobby code); a player
         found in that lobby is not busy: their own message, sent twice at once, seated
         them (the retry shows it)."""
-        outcome = self._store.unit().add(*writes).commit()
         if not isinstance(outcome, Committed):
             if isinstance(outcome, Busy) and (
-                joining is None or self._store.player(joining[0]).lobby != joining[1]
+                joining is None or self._players.player(joining[0]).lobby != joining[1]
             ):
                 self._refuse(
                     connection_id,
@@ -663,7 +645,7 @@ class MatchmakingService:
     def _show_lobby(
         self, code: str, members: list[str], reply: tuple[str, str] | None = None
     ) -> None:
-        lobby = self._store.lobby(code)
+        lobby = self._lobbies.lobby(code)
         if lobby is not None:
             self._send_lobby(lobby, members, reply)
 
@@ -677,7 +659,7 @@ class MatchmakingService:
         """Each member's own ``lobby`` (``you`` is the member); ``reply``'s player's answers
         their message and echoes its ``cid``."""
         for member in members:
-            connection = self._store.player(member).connection_id
+            connection = self._players.player(member).connection_id
             if not connection:
                 continue
             view = LobbyView(

@@ -11,13 +11,15 @@ from services.common.store import GameStore
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import DynamoStorage
 from services.matchmaking.app import MatchmakingService
-from services.matchmaking.store import MatchmakingStore
+from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 
 
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> MatchmakingService:
     storage = DynamoStorage.of(clients.dynamodb, settings)
     return MatchmakingService(
-        store=MatchmakingStore(storage),
+        players=PlayerStore(storage),
+        queues=QueueStore(storage),
+        lobbies=LobbyStore(storage),
         games=GameStore(storage),
         ledger=Ledger(storage),
         pusher=ApiGatewayPusher(clients.connections),

@@ -19,7 +19,7 @@ from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import DynamoStorage
 from services.matchmaking.app import ENTRY_TTL, MatchmakingService, rematch_code
-from services.matchmaking.store import MatchmakingStore
+from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 from shared_engine import MatchMode
 from tests.services.conftest import outbox
 from tests.services.fakes import FakeClock, RecordingPusher
@@ -77,7 +77,8 @@ class World:
     service: MatchmakingService
     db: Any
     counting: CountingClient
-    mm_store: MatchmakingStore
+    players: PlayerStore
+    lobbies: LobbyStore
     ledger: Ledger
     store: GameStore
     presence: PresenceStore
@@ -143,12 +144,16 @@ def w(
     telemetry: RecordingTelemetry,
 ) -> World:
     counting = CountingClient(db)
-    mm_store = MatchmakingStore(DynamoStorage.default(counting))
+    storage = DynamoStorage.default(counting)
+    players = PlayerStore(storage)
+    lobbies = LobbyStore(storage)
     ledger = Ledger(DynamoStorage.default(db))
     store = GameStore(DynamoStorage.default(counting))
     machine = FakeMachine()
     service = MatchmakingService(
-        store=mm_store,
+        players=players,
+        queues=QueueStore(storage),
+        lobbies=lobbies,
         games=store,
         ledger=ledger,
         pusher=pusher,
@@ -162,7 +167,18 @@ def w(
         max_message_bytes=8 * 1024,
     )
     return World(
-        service, db, counting, mm_store, ledger, store, presence, pusher, machine, clock, telemetry
+        service,
+        db,
+        counting,
+        players,
+        lobbies,
+        ledger,
+        store,
+        presence,
+        pusher,
+        machine,
+        clock,
+        telemetry,
     )
 
 
@@ -567,14 +583,14 @@ def test_leave_racing_the_table_does_not_tell_a_seated_player_they_left(
     w.online(*players)
     for p in players:
         w.queue(p)
-    queued = w.mm_store.player("p1")
+    queued = w.players.player("p1")
     w.service.form_tables(QUICK)
     assert "table_id" in w.player("p1")
     w.pusher.clear()
 
     reads = iter([queued])
-    real = w.mm_store.player
-    monkeypatch.setattr(w.mm_store, "player", lambda pid: next(reads, None) or real(pid))
+    real = w.players.player
+    monkeypatch.setattr(w.players, "player", lambda pid: next(reads, None) or real(pid))
     w.service.leave("p1", "c-p1")
     assert "table_id" in w.player("p1")
     assert w.pusher.to("c-p1", "queue_left") == [], "a seated player was told they left the queue"
@@ -621,10 +637,10 @@ def test_fill_bots_defaults_to_normal(w: World) -> None:
 @pytest.mark.parametrize("level", ['"expert"', '""', "3", "null", '"HARD"'])
 def test_a_malformed_level_is_refused_and_the_lobby_waits(w: World, level: str) -> None:
     code = _lobby_of(w, "h3")
-    before = w.mm_store.lobby(code)
+    before = w.lobbies.lobby(code)
     w.service.receive(("h3", "H3"), "c-h3", f'{{"action": "fill_bots", "level": {level}}}')
     assert w.codes("h3") == ["malformed"]
-    assert w.mm_store.lobby(code) == before
+    assert w.lobbies.lobby(code) == before
     assert "table_id" not in w.player("h3")
 
 
@@ -665,7 +681,7 @@ def test_a_player_whose_release_has_not_arrived_takes_their_rematch_seat(w: Worl
     assert w.codes("e2") == []
     item = w.player("e2")
     assert "lobby" in item and not {"table_id", "seat"} & item.keys()
-    lobby = w.mm_store.lobby(item["lobby"]["S"])
+    lobby = w.lobbies.lobby(item["lobby"]["S"])
     assert lobby is not None and lobby.rematch_of == ended
     bot = w.store.get_table(ended).seats[4]  # type: ignore[union-attr]
     assert lobby.seats == {2: SeatPlayer(player_id="e2", name="E2"), 4: bot}
@@ -698,4 +714,4 @@ def test_a_player_at_another_live_table_is_refused_and_nothing_changes(w: World)
     _rematch(w, "g3", ended)
     assert w.codes("g3") == ["already_playing"]
     assert w.player("g3") == before
-    assert w.mm_store.lobby(rematch_code(ended, 0)) is None
+    assert w.lobbies.lobby(rematch_code(ended, 0)) is None
