@@ -89,6 +89,8 @@ class PlayerStore:
 
 
 class _Writes:
+    """A store whose writes commit in units of work, alone or with other stores' writes."""
+
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
 
