@@ -31,7 +31,7 @@ from local.issuer import LocalIssuer
 from services.common.auth import Identity
 from services.common.unit_of_work import DynamoStorage
 from services.ledger import handler as ledger_handler
-from services.matchmaking.store import MatchmakingStore
+from services.matchmaking.store import QueueStore
 
 log = logging.getLogger("canasta.local")
 HOUSEKEEPING_SECONDS = 30
@@ -85,7 +85,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     )
     settings = aws.settings
     ledger = ledger_handler.service()
-    matchmaking = MatchmakingStore(DynamoStorage.of(aws.client("dynamodb"), settings))
+    queues = QueueStore(DynamoStorage.of(aws.client("dynamodb"), settings))
 
     def welcome(identity: Identity) -> None:
         ledger.welcome(identity.player_id, settings.welcome_points, settings.welcome_jokers)
@@ -93,7 +93,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     filler = BotFiller(
         f"ws://{args.host}:{args.port}/ws",
         issuer,
-        waiting=lambda queue: len(matchmaking.waiting(queue, 8)),
+        waiting=lambda queue: len(queues.waiting(queue, 8)),
         welcome=welcome,
     )
     gateway = Gateway(

@@ -45,8 +45,8 @@ BUSY = "test_a_player_somewhere_is_busy"
 REMATCH = "test_a_rematch_takes_a_player_still_at_the_ended_table_only"
 LEAVE = "test_leaving_a_lobby_needs_it_forming_and_the_seat_still_yours"
 START = "test_a_lobby_starts_only_as_it_was_read"
-FREE = 'FREE = AllOf((Lacks("queue_key"), Lacks("lobby"), Lacks("table_id")))'
-ENDED = 'ended = AllOf((Equals("table_id", leaving), Lacks("queue_key"), Lacks("lobby")))'
+FREE = "FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))"
+ENDED = "(Equals(Player.TABLE_ID, leaving), Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY))"
 LINE = "\n" + " " * 16
 """A new line, indented as the stores' write arguments are."""
 FREED = (
@@ -54,9 +54,7 @@ FREED = (
     + LINE
     + '(Equals("status", "forming"), Equals(name, lobby.seats[seat].model_dump_json()))'
 )
-UNQUEUED = (
-    'remove=("queue_key", "queue_sk", "ticket"),' + LINE + 'when=Equals("ticket", ticket.ticket),'
-)
+UNQUEUED = "remove=Player.QUEUED," + LINE + "when=Equals(Player.TICKET, ticket.ticket),"
 MUTATIONS = (
     Mutation(
         "the table's version (a move, a deal, a score)",
@@ -138,7 +136,7 @@ MUTATIONS = (
     dropped(
         "a closed connection releases the player only if it is theirs",
         PRESENCE,
-        'when=Equals("connection_id", connection_id),',
+        "when=Equals(Player.CONNECTION_ID, connection_id),",
         "test_closing_an_old_connection_keeps_the_players_new_one",
     ),
     dropped(
@@ -191,17 +189,21 @@ MUTATIONS = (
         "a free player: no queue",
         MATCHMAKING,
         FREE,
-        FREE.replace('Lacks("queue_key"), ', ""),
+        FREE.replace("Lacks(Player.QUEUE_KEY), ", ""),
         (BUSY,),
     ),
     Mutation(
-        "a free player: no lobby", MATCHMAKING, FREE, FREE.replace('Lacks("lobby"), ', ""), (BUSY,)
+        "a free player: no lobby",
+        MATCHMAKING,
+        FREE,
+        FREE.replace("Lacks(Player.LOBBY), ", ""),
+        (BUSY,),
     ),
     Mutation(
         "a free player: no table",
         MATCHMAKING,
         FREE,
-        FREE.replace(', Lacks("table_id")', ""),
+        FREE.replace(", Lacks(Player.TABLE_ID)", ""),
         (BUSY,),
     ),
     dropped("queueing needs a free player", MATCHMAKING, "when=FREE,", BUSY),
@@ -210,21 +212,21 @@ MUTATIONS = (
         "a rematch: the player is at that ended table",
         MATCHMAKING,
         ENDED,
-        ENDED.replace('Equals("table_id", leaving), ', ""),
+        ENDED.replace("Equals(Player.TABLE_ID, leaving), ", ""),
         (REMATCH,),
     ),
     Mutation(
         "a rematch: the player is in no queue",
         MATCHMAKING,
         ENDED,
-        ENDED.replace('Lacks("queue_key"), ', ""),
+        ENDED.replace("Lacks(Player.QUEUE_KEY), ", ""),
         (REMATCH,),
     ),
     Mutation(
         "a rematch: the player is in no lobby",
         MATCHMAKING,
         ENDED,
-        ENDED.replace(', Lacks("lobby")', ""),
+        ENDED.replace(", Lacks(Player.LOBBY)", ""),
         (REMATCH,),
     ),
     dropped(
@@ -236,13 +238,13 @@ MUTATIONS = (
     dropped(
         "seating from the queue with the ticket that holds the player",
         MATCHMAKING,
-        'set={"table_id": table_id, "seat": seat},' + LINE + UNQUEUED,
+        "set=Player.at_table(table_id, seat)," + LINE + UNQUEUED,
         "test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them",
     ),
     dropped(
         "seating from a lobby its members only",
         MATCHMAKING,
-        'when=Equals("lobby", code),',
+        "when=Equals(Player.LOBBY, code),",
         "test_a_lobby_seats_its_own_members_only",
     ),
     dropped(
@@ -295,7 +297,7 @@ MUTATIONS = (
     dropped(
         "a member leaves the lobby they are in",
         MATCHMAKING,
-        'when=Equals("lobby", lobby.code),',
+        "when=Equals(Player.LOBBY, lobby.code),",
         LEAVE,
     ),
     Mutation(
@@ -321,7 +323,7 @@ MUTATIONS = (
     dropped(
         "a release frees the player from that table only",
         MATCHMAKING,
-        'when=Equals("table_id", table_id),',
+        "when=Equals(Player.TABLE_ID, table_id),",
         "test_a_release_frees_the_player_from_that_table_only",
     ),
 )

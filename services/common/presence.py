@@ -38,7 +38,11 @@ class PresenceStore:
                 Update(
                     "players",
                     Player.key_of(player_id),
-                    set={"name": name, "connection_id": connection_id, "seen_at": now},
+                    set={
+                        Player.NAME: name,
+                        Player.CONNECTION_ID: connection_id,
+                        Player.SEEN_AT: now,
+                    },
                     returning="old",
                 )
             ]
@@ -62,8 +66,8 @@ class PresenceStore:
                 Update(
                     "players",
                     Player.key_of(str(old["player_id"])),
-                    remove=("connection_id",),
-                    when=Equals("connection_id", connection_id),
+                    remove=(Player.CONNECTION_ID,),
+                    when=Equals(Player.CONNECTION_ID, connection_id),
                     refusal=LostRace(),
                     returning="new",
                 )
@@ -89,8 +93,8 @@ class PresenceStore:
                 Update(
                     "players",
                     Player.key_of(player_id),
-                    set={"table_id": table_id, "seat": seat},
-                    keep={"name": name},
+                    set=Player.at_table(table_id, seat),
+                    keep={Player.NAME: name},
                     returning="new",
                 )
             ]

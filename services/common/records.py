@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from services.common import constants
 from services.common.events import SeatPlayer
@@ -307,7 +307,26 @@ class TableHistory(Frozen):
 
 
 class Player(Frozen):
-    """A player's item: their current connection and where they are (queue, lobby, table)."""
+    """A player's item: their current connection and where they are (queue, lobby, table).
+
+    Its attribute names are spelled here only: the stores that write the item
+    (presence, matchmaking) and their conditions name them through these constants.
+    """
+
+    PLAYER_ID: ClassVar[str] = "player_id"
+    NAME: ClassVar[str] = "name"
+    CONNECTION_ID: ClassVar[str] = "connection_id"
+    SEEN_AT: ClassVar[str] = "seen_at"
+    TABLE_ID: ClassVar[str] = "table_id"
+    SEAT: ClassVar[str] = "seat"
+    LOBBY: ClassVar[str] = "lobby"
+    QUEUE_KEY: ClassVar[str] = "queue_key"
+    QUEUE_SK: ClassVar[str] = "queue_sk"
+    TICKET: ClassVar[str] = "ticket"
+    QUEUED: ClassVar[tuple[str, ...]] = (QUEUE_KEY, QUEUE_SK, TICKET)
+    """What a queue ticket holds while the player waits: it all goes when they move on."""
+    SEATED: ClassVar[tuple[str, ...]] = (TABLE_ID, SEAT)
+    """Where at a live table the player sits: it all goes when their match is over."""
 
     player_id: str
     name: str
@@ -319,9 +338,14 @@ class Player(Frozen):
     queue_sk: str | None = None
     ticket: str | None = None
 
-    @staticmethod
-    def key_of(player_id: str) -> Key:
-        return {"player_id": player_id}
+    @classmethod
+    def key_of(cls, player_id: str) -> Key:
+        return {cls.PLAYER_ID: player_id}
+
+    @classmethod
+    def at_table(cls, table_id: str, seat: int) -> Item:
+        """The attributes that seat the player at a live table."""
+        return {cls.TABLE_ID: table_id, cls.SEAT: seat}
 
     @classmethod
     def from_item(cls, item: Item) -> Player:
@@ -329,17 +353,17 @@ class Player(Frozen):
             value = item.get(name)
             return _str(value) if value is not None else None
 
-        seat = item.get("seat")
+        seat = item.get(cls.SEAT)
         return cls(
-            player_id=_str(item["player_id"]),
-            name=text("name") or "",
-            connection_id=text("connection_id"),
-            table_id=text("table_id"),
+            player_id=_str(item[cls.PLAYER_ID]),
+            name=text(cls.NAME) or "",
+            connection_id=text(cls.CONNECTION_ID),
+            table_id=text(cls.TABLE_ID),
             seat=_int(seat) if seat is not None else None,
-            lobby=text("lobby"),
-            queue_key=text("queue_key"),
-            queue_sk=text("queue_sk"),
-            ticket=text("ticket"),
+            lobby=text(cls.LOBBY),
+            queue_key=text(cls.QUEUE_KEY),
+            queue_sk=text(cls.QUEUE_SK),
+            ticket=text(cls.TICKET),
         )
 
 

@@ -49,7 +49,7 @@ class AbandonTask(BaseModel):
 
 def _try_match(body: dict[str, Any]) -> None:
     task = TryMatchTask.model_validate(body)
-    service().answer_task(task.ticket, task.task_token)
+    service().queues.answer_task(task.ticket, task.task_token)
 
 
 EVENTS = EventRoutes(
@@ -61,7 +61,7 @@ EVENTS = EventRoutes(
     },
     tasks={
         "try_match": _try_match,
-        "abandon": lambda body: service().abandon(AbandonTask.model_validate(body).ticket),
+        "abandon": lambda body: service().queues.abandon(AbandonTask.model_validate(body).ticket),
     },
 )
 """Its queue carries the bus's events and the state machine's tasks (``kind``)."""

@@ -4,23 +4,33 @@ A player is in at most one queue, lobby or live table: every write that puts
 them somewhere is conditional on the player item naming none of the three
 (``Busy`` if it does), and every write that moves them on is conditional on
 where it found them (``LostRace`` if they moved). Conditions, not
-checks-then-writes, so races cannot seat anyone twice. The writes are gathered
-in a unit of work with the table they form and its ledger postings.
+checks-then-writes, so races cannot seat anyone twice. A table forms in one
+unit of work with its players' moves and its ledger postings.
+
+Each write is built by a static method of its store, so each condition can be
+tested alone; the use cases call the methods that commit them, in the words of
+the game (join, leave, form a table).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from services.common.events import SeatPlayer
+from services.common.ledger import Ledger, Posting
 from services.common.records import (
     QUEUE_SHARDS,
     SEATS,
     Lobby,
+    Outbound,
     Player,
     QueueTicket,
+    TableRecord,
     lobby_key,
     queue_pk,
     seat_attribute,
 )
+from services.common.store import GameStore
 from services.common.unit_of_work import (
     Absent,
     AllOf,
@@ -34,6 +44,7 @@ from services.common.unit_of_work import (
     Item,
     Lacks,
     LostRace,
+    Outcome,
     Put,
     Refused,
     Storage,
@@ -42,7 +53,7 @@ from services.common.unit_of_work import (
     Write,
 )
 
-FREE = AllOf((Lacks("queue_key"), Lacks("lobby"), Lacks("table_id")))
+FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))
 """The player is in no queue, no lobby and at no table."""
 CODE_TAKEN = Refused("code taken")
 
@@ -51,13 +62,139 @@ def _moved(player_id: str) -> LostRace:
     return LostRace((player_id,))
 
 
-class MatchmakingStore:
+class PlayerStore:
+    """Where each player is, as matchmaking reads it, and their release from a table."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def player(self, player_id: str) -> Player:
+        """The player's item (a player nothing was written for yet is nowhere)."""
+        item = self._storage.get("players", Player.key_of(player_id))
+        return Player.from_item(item) if item else Player(player_id, "")
+
+    def release(self, player_id: str, table_id: str) -> None:
+        """The match at ``table_id`` is over for this player: they may queue again."""
+        self._storage.commit(
+            [
+                Update(
+                    "players",
+                    Player.key_of(player_id),
+                    remove=Player.SEATED,
+                    when=Equals(Player.TABLE_ID, table_id),
+                    refusal=_moved(player_id),
+                )
+            ]
+        )
+
+
+class _Writes:
+    """A store whose writes commit in units of work, alone or with other stores' writes."""
+
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
 
     def unit(self) -> UnitOfWork:
         """A unit of work for this store's writes and those that go with them."""
         return UnitOfWork(self._storage)
+
+
+class QueueStore(_Writes):
+    """The queues' entries, each with the ticket its player item holds while they wait."""
+
+    def join(self, ticket: QueueTicket, ttl: int) -> Outcome:
+        """Put a free player in the queue (``Busy`` if they are somewhere already)."""
+        return self.unit().add(*self.enqueue(ticket, ttl)).commit()
+
+    def leave(self, ticket: QueueTicket) -> bool:
+        """Take the ticket's player out of the queue; False if a table took them first."""
+        return self.unit().add(*self.dequeue(ticket)).commit().ok
+
+    def form_table(
+        self,
+        entries: Sequence[QueueTicket],
+        table: TableRecord,
+        formed: Outbound,
+        postings: Sequence[Posting],
+    ) -> Outcome:
+        """Seat the entries' players in order (the first in seat 1) at the new table, with
+        the stakes ``postings`` move as it forms: ``LostRace`` names the players who moved
+        on, ``Short`` the accounts that do not cover their stake."""
+        work = self.unit()
+        for seat, entry in enumerate(entries, start=1):
+            work.add(*self.seat_from_queue(entry, table.table_id, seat))
+        work.add(GameStore.new_table(table, [formed]), *Ledger.writes(postings, table.updated_at))
+        return work.commit()
+
+    def waiting(self, queue_key: str, limit: int, first: int = 0) -> list[QueueTicket]:
+        """The ``limit`` oldest entries of the queue, shard ``first`` read alone if it holds
+        that many (a busy queue: one read), else every shard read and merged, oldest first."""
+        shards = [(first + n) % QUEUE_SHARDS for n in range(QUEUE_SHARDS)]
+        items: list[Item] = []
+        for number, shard in enumerate(shards):
+            items += self._storage.query("matchmaking", queue_pk(queue_key, shard), limit=limit)
+            if number == 0 and len(items) >= limit:
+                break
+        items.sort(key=lambda item: str(item["sk"]))
+        return [QueueTicket.from_item(queue_key, item) for item in items[:limit]]
+
+    def delete_entry(self, ticket: QueueTicket) -> None:
+        self._storage.commit([Delete("matchmaking", ticket.key)])
+
+    @staticmethod
+    def enqueue(ticket: QueueTicket, ttl: int) -> list[Write]:
+        return [
+            Update(
+                "players",
+                Player.key_of(ticket.player_id),
+                set={
+                    Player.QUEUE_KEY: ticket.queue_key,
+                    Player.QUEUE_SK: ticket.sk,
+                    Player.TICKET: ticket.ticket,
+                    Player.NAME: ticket.name,
+                },
+                when=FREE,
+                refusal=Busy((ticket.player_id,)),
+            ),
+            Put("matchmaking", ticket.to_item(ttl)),
+        ]
+
+    @staticmethod
+    def dequeue(ticket: QueueTicket) -> list[Write]:
+        """Take a player out of the queue, only if this ticket still holds them."""
+        return [
+            Update(
+                "players",
+                Player.key_of(ticket.player_id),
+                remove=Player.QUEUED,
+                when=Equals(Player.TICKET, ticket.ticket),
+                refusal=_moved(ticket.player_id),
+            ),
+            Delete("matchmaking", ticket.key),
+        ]
+
+    @staticmethod
+    def seat_from_queue(ticket: QueueTicket, table_id: str, seat: int) -> list[Write]:
+        """Seat a waiting player, only if this ticket still holds them; their entry goes."""
+        return [
+            Update(
+                "players",
+                Player.key_of(ticket.player_id),
+                set=Player.at_table(table_id, seat),
+                remove=Player.QUEUED,
+                when=Equals(Player.TICKET, ticket.ticket),
+                refusal=_moved(ticket.player_id),
+            ),
+            Delete("matchmaking", ticket.key),
+        ]
+
+
+class LobbyStore(_Writes):
+    """The friends tables being formed behind their invite codes, and who sits in them."""
+
+    def lobby(self, code: str) -> Lobby | None:
+        item = self._storage.get("matchmaking", lobby_key(code))
+        return Lobby.from_item(item) if item else None
 
     def try_code(self, player_id: str, now: float, limit: int, window_seconds: int) -> bool:
         """Count one invite code the player tries; False once ``limit`` were tried in this
@@ -74,63 +211,41 @@ class MatchmakingStore:
         )
         return isinstance(self._storage.commit([tried]), Committed)
 
-    # --- writes ---------------------------------------------------------------------
+    def open(self, lobby: Lobby, host: SeatPlayer, expires_at: int) -> Outcome:
+        """Create the lobby with its host in it (``CODE_TAKEN`` if its code is not free)."""
+        return self.unit().add(*self.create_lobby(lobby, host, expires_at)).commit()
 
-    @staticmethod
-    def enqueue(ticket: QueueTicket, ttl: int) -> list[Write]:
-        return [
-            Update(
-                "players",
-                Player.key_of(ticket.player_id),
-                set={
-                    "queue_key": ticket.queue_key,
-                    "queue_sk": ticket.sk,
-                    "ticket": ticket.ticket,
-                    "name": ticket.name,
-                },
-                when=FREE,
-                refusal=Busy((ticket.player_id,)),
-            ),
-            Put("matchmaking", ticket.to_item(ttl)),
-        ]
+    def join(self, code: str, seat: int, player: SeatPlayer, leaving: str | None = None) -> Outcome:
+        """Seat a player in the lobby, at ``seat`` (``leaving``: see ``player_to_lobby``)."""
+        moved = self.player_to_lobby(player.player_id, player.name, code, leaving)
+        return self.unit().add(moved, self.take_seat(code, seat, player)).commit()
 
-    @staticmethod
-    def dequeue(ticket: QueueTicket) -> list[Write]:
-        """Take a player out of the queue, only if this ticket still holds them."""
-        return [
-            Update(
-                "players",
-                Player.key_of(ticket.player_id),
-                remove=("queue_key", "queue_sk", "ticket"),
-                when=Equals("ticket", ticket.ticket),
-                refusal=_moved(ticket.player_id),
-            ),
-            Delete("matchmaking", ticket.key),
-        ]
+    def form_table(
+        self, lobby: Lobby, seats: dict[int, SeatPlayer], table: TableRecord, formed: Outbound
+    ) -> bool:
+        """Start the lobby as read, its people seated at the new table; False if it changed."""
+        work = self.unit().add(self.start_lobby(lobby, seats, table.table_id))
+        work.add(
+            *(
+                self.seat_from_lobby(p.player_id, lobby.code, table.table_id, seat)
+                for seat, p in seats.items()
+                if not p.bot
+            )
+        )
+        return work.add(GameStore.new_table(table, [formed])).commit().ok
 
-    @staticmethod
-    def seat_from_queue(ticket: QueueTicket, table_id: str, seat: int) -> list[Write]:
-        """Seat a waiting player, only if this ticket still holds them; their entry goes."""
-        return [
-            Update(
-                "players",
-                Player.key_of(ticket.player_id),
-                set={"table_id": table_id, "seat": seat},
-                remove=("queue_key", "queue_sk", "ticket"),
-                when=Equals("ticket", ticket.ticket),
-                refusal=_moved(ticket.player_id),
-            ),
-            Delete("matchmaking", ticket.key),
-        ]
+    def leave(self, lobby: Lobby, player_id: str) -> bool:
+        """Leave the lobby as read (see ``leave_lobby``); False if it changed first."""
+        return self.unit().add(*self.leave_lobby(lobby, player_id)).commit().ok
 
     @staticmethod
     def seat_from_lobby(player_id: str, code: str, table_id: str, seat: int) -> Update:
         return Update(
             "players",
             Player.key_of(player_id),
-            set={"table_id": table_id, "seat": seat},
-            remove=("lobby",),
-            when=Equals("lobby", code),
+            set=Player.at_table(table_id, seat),
+            remove=(Player.LOBBY,),
+            when=Equals(Player.LOBBY, code),
             refusal=_moved(player_id),
         )
 
@@ -149,14 +264,16 @@ class MatchmakingStore:
         (ended) table, whose release may not have arrived yet."""
         free: Condition = FREE
         if leaving is not None:
-            ended = AllOf((Equals("table_id", leaving), Lacks("queue_key"), Lacks("lobby")))
+            ended = AllOf(
+                (Equals(Player.TABLE_ID, leaving), Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY))
+            )
             free = AnyOf((FREE, ended))
         return Update(
             "players",
             Player.key_of(player_id),
-            set={"lobby": code},
-            keep={"name": name},
-            remove=("table_id", "seat") if leaving is not None else (),
+            set={Player.LOBBY: code},
+            keep={Player.NAME: name},
+            remove=Player.SEATED if leaving is not None else (),
             when=free,
             refusal=Busy((player_id,)),
         )
@@ -199,8 +316,8 @@ class MatchmakingStore:
             return Update(
                 "players",
                 Player.key_of(member),
-                remove=("lobby",),
-                when=Equals("lobby", lobby.code),
+                remove=(Player.LOBBY,),
+                when=Equals(Player.LOBBY, lobby.code),
                 refusal=_moved(member),
             )
 
@@ -230,43 +347,3 @@ class MatchmakingStore:
             refusal=LostRace(),
         )
         return [free, release(player_id)]
-
-    # --- reads and single writes ---------------------------------------------------------
-
-    def waiting(self, queue_key: str, limit: int, first: int = 0) -> list[QueueTicket]:
-        """The ``limit`` oldest entries of the queue, shard ``first`` read alone if it holds
-        that many (a busy queue: one read), else every shard read and merged, oldest first."""
-        shards = [(first + n) % QUEUE_SHARDS for n in range(QUEUE_SHARDS)]
-        items: list[Item] = []
-        for number, shard in enumerate(shards):
-            items += self._storage.query("matchmaking", queue_pk(queue_key, shard), limit=limit)
-            if number == 0 and len(items) >= limit:
-                break
-        items.sort(key=lambda item: str(item["sk"]))
-        return [QueueTicket.from_item(queue_key, item) for item in items[:limit]]
-
-    def delete_entry(self, ticket: QueueTicket) -> None:
-        self._storage.commit([Delete("matchmaking", ticket.key)])
-
-    def lobby(self, code: str) -> Lobby | None:
-        item = self._storage.get("matchmaking", lobby_key(code))
-        return Lobby.from_item(item) if item else None
-
-    def player(self, player_id: str) -> Player:
-        """The player's item (a player nothing was written for yet is nowhere)."""
-        item = self._storage.get("players", Player.key_of(player_id))
-        return Player.from_item(item) if item else Player(player_id, "")
-
-    def release(self, player_id: str, table_id: str) -> None:
-        """The match at ``table_id`` is over for this player: they may queue again."""
-        self._storage.commit(
-            [
-                Update(
-                    "players",
-                    Player.key_of(player_id),
-                    remove=("table_id", "seat"),
-                    when=Equals("table_id", table_id),
-                    refusal=_moved(player_id),
-                )
-            ]
-        )

@@ -164,12 +164,12 @@ def test_invite_codes_tried_are_limited_per_player_across_connections(
     harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from services.matchmaking import handler as matchmaking_handler
-    from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
+    from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
     from tests.services.fakes import FakeClock
 
     assert len(CODE_ALPHABET) ** CODE_LENGTH > 800_000_000, "the code space stays large"
     clock = FakeClock()
-    monkeypatch.setattr(matchmaking_handler.service(), "_clock", clock)
+    monkeypatch.setattr(matchmaking_handler.service().lobbies, "_clock", clock)
     host = harness.connect("ih")
     assert host is not None
     harness.send(host, {"action": "create_table", "mode": "one_round"})

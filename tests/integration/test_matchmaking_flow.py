@@ -20,7 +20,7 @@ import pytest
 
 from services.common.ledger import Ledger, Posting, escrow_account
 from services.common.records import queue_of
-from services.matchmaking.app import CODE_ALPHABET, CODE_LENGTH
+from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
 from shared_engine import apply, parse_action, start_round
 from shared_engine.search import level_policy
 from tests.integration.clients import play_match

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from services.matchmaking.app import rematch_code
+from services.matchmaking.rematch import rematch_code
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness
 from tests.integration.machine import settle_until

@@ -18,8 +18,13 @@ from services.common.records import QUEUE_SHARDS, queue_shard
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import DynamoStorage
-from services.matchmaking.app import ENTRY_TTL, MatchmakingService, rematch_code
-from services.matchmaking.store import MatchmakingStore
+from services.matchmaking.app import SOURCE, MatchmakingService
+from services.matchmaking.forming import ENTRY_TTL, Tables
+from services.matchmaking.lobbies import Lobbies
+from services.matchmaking.queues import Queues
+from services.matchmaking.rematch import Rematches, rematch_code
+from services.matchmaking.replies import Replies
+from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 from shared_engine import MatchMode
 from tests.services.conftest import outbox
 from tests.services.fakes import FakeClock, RecordingPusher
@@ -77,7 +82,8 @@ class World:
     service: MatchmakingService
     db: Any
     counting: CountingClient
-    mm_store: MatchmakingStore
+    players: PlayerStore
+    lobbies: LobbyStore
     ledger: Ledger
     store: GameStore
     presence: PresenceStore
@@ -96,7 +102,7 @@ class World:
     ) -> None:
         self.clock.advance(1)  # arrival order
         message = Queue(action="queue", mode=mode, stake=stake, **kwargs)
-        self.service.queue(player, player.upper(), f"c-{player}", message)
+        self.service.queues.queue(player, player.upper(), f"c-{player}", message)
 
     def fund(self, player: str, points: int) -> None:
         self.ledger.book([Posting(player, "welcome", "welcome", points=points)], 0.0)
@@ -143,26 +149,65 @@ def w(
     telemetry: RecordingTelemetry,
 ) -> World:
     counting = CountingClient(db)
-    mm_store = MatchmakingStore(DynamoStorage.default(counting))
+    storage = DynamoStorage.default(counting)
+    players = PlayerStore(storage)
+    lobbies = LobbyStore(storage)
     ledger = Ledger(DynamoStorage.default(db))
     store = GameStore(DynamoStorage.default(counting))
     machine = FakeMachine()
-    service = MatchmakingService(
-        store=mm_store,
-        games=store,
-        ledger=ledger,
-        pusher=pusher,
-        machine=machine,
-        state_machine_arn=ARN,
+    tables = Tables(clock, SOURCE)
+    replies = Replies(players=players, pusher=pusher, telemetry=telemetry)
+    lobby_cases = Lobbies(
+        store=lobbies,
+        players=players,
+        tables=tables,
+        replies=replies,
         clock=clock,
         telemetry=telemetry,
-        queue_seconds=120,
-        poll_seconds=2,
-        arena_stakes=(100, 500, 1000),
+    )
+    service = MatchmakingService(
+        queues=Queues(
+            store=QueueStore(storage),
+            players=players,
+            tables=tables,
+            replies=replies,
+            ledger=ledger,
+            machine=machine,
+            state_machine_arn=ARN,
+            clock=clock,
+            telemetry=telemetry,
+            queue_seconds=120,
+            poll_seconds=2,
+            arena_stakes=(100, 500, 1000),
+        ),
+        lobbies=lobby_cases,
+        rematches=Rematches(
+            games=store,
+            store=lobbies,
+            lobbies=lobby_cases,
+            replies=replies,
+            clock=clock,
+            telemetry=telemetry,
+        ),
+        players=players,
+        replies=replies,
+        ledger=ledger,
+        telemetry=telemetry,
         max_message_bytes=8 * 1024,
     )
     return World(
-        service, db, counting, mm_store, ledger, store, presence, pusher, machine, clock, telemetry
+        service,
+        db,
+        counting,
+        players,
+        lobbies,
+        ledger,
+        store,
+        presence,
+        pusher,
+        machine,
+        clock,
+        telemetry,
     )
 
 
@@ -220,7 +265,9 @@ def test_a_player_queues_once(w: World) -> None:
     assert len(w.machine.started) == 1
     # Nor while in a friends lobby.
     w.online("p2")
-    w.service.create_table("p2", "P2", "c-p2", CreateTable(action="create_table", mode="one_round"))
+    w.service.lobbies.create_table(
+        "p2", "P2", "c-p2", CreateTable(action="create_table", mode="one_round")
+    )
     w.queue("p2")
     assert w.codes("p2") == ["already_playing"]
     assert len(w.machine.started) == 1
@@ -254,7 +301,7 @@ def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
         w.queue(p)
     w.counting.transactions.clear()
 
-    assert w.service.form_tables(QUICK) == 1
+    assert w.service.queues.form_tables(QUICK) == 1
     assert len(w.counting.transactions) == 1
     assert w.telemetry.metrics["tables_formed"] == 1
     table_id = w.player("p1")["table_id"]["S"]
@@ -321,7 +368,7 @@ def test_a_pass_seats_the_four_oldest_of_its_own_shard_with_one_read(w: World) -
     (ticket,) = [t for t in w.machine.tickets() if t["player_id"] == own[-1]]
     w.counting.calls.clear()
 
-    assert w.service.try_match(ticket) == "seated"
+    assert w.service.queues.try_match(ticket) == "seated"
     queries = [c for c in w.counting.calls if c.startswith("QUEUE#") or c == "transaction"]
     assert queries[:2] == [f"QUEUE#{QUICK}#3", "transaction"]
     assert {w.player(p)["seat"]["N"] for p in own} == {"1", "2", "3", "4"}
@@ -336,7 +383,7 @@ def test_a_pass_short_in_its_shard_seats_the_four_oldest_of_every_shard(w: World
         w.queue(p)
     w.counting.calls.clear()
 
-    assert w.service.form_tables(QUICK, 6) == 1
+    assert w.service.queues.form_tables(QUICK, 6) == 1
     shards = [f"QUEUE#{QUICK}#{(6 + n) % QUEUE_SHARDS}" for n in range(QUEUE_SHARDS)]
     assert w.counting.calls[: QUEUE_SHARDS + 1] == [*shards, "transaction"]
     seated = {p: int(w.player(p)["seat"]["N"]) for p in players[:4]}
@@ -350,7 +397,7 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
     for p in players:
         w.queue(p)
     w.counting.transactions.clear()
-    assert w.service.form_tables(QUICK) == 2
+    assert w.service.queues.form_tables(QUICK) == 2
     assert len(w.counting.transactions) == 2
     first = {w.player(p)["table_id"]["S"] for p in players[:4]}
     second = {w.player(p)["table_id"]["S"] for p in players[4:]}
@@ -363,7 +410,7 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
         w.queue(p)
     w.queue("q4", variant="classic")  # another queue does not complete this one
     w.counting.transactions.clear()
-    assert w.service.form_tables(QUICK) == 0
+    assert w.service.queues.form_tables(QUICK) == 0
     assert w.counting.transactions == []
     assert w.waiting() == ["q1", "q2", "q3"]
 
@@ -375,7 +422,7 @@ def _arena_table(w: World, players: list[str]) -> tuple[str, list[str]]:
         w.fund(p, 1000)
         w.queue(p, MatchMode.ARENA, 500)
     w.counting.transactions.clear()
-    assert w.service.form_tables("arena:twos-meld:500") == 1
+    assert w.service.queues.form_tables("arena:twos-meld:500") == 1
     (items,) = w.counting.transactions
     table_id = w.player(players[0])["table_id"]["S"]
     return table_id, [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
@@ -415,7 +462,7 @@ def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) ->
         w.queue(p, MatchMode.ARENA, 100)
     w.ledger.book([Posting("p2", "external:spent", "external", points=-1)], 0.0)
 
-    assert w.service.form_tables("arena:twos-meld:100") == 0
+    assert w.service.queues.form_tables("arena:twos-meld:100") == 0
     assert w.codes("p2") == ["insufficient_balance"]
     assert not {"queue_key", "ticket", "table_id"} & w.player("p2").keys()
     assert w.waiting("arena:twos-meld:100") == ["p1", "p3", "p4"]
@@ -426,7 +473,7 @@ def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) ->
     w.online("p5")
     w.fund("p5", 100)
     w.queue("p5", MatchMode.ARENA, 100)
-    assert w.service.form_tables("arena:twos-meld:100") == 1
+    assert w.service.queues.form_tables("arena:twos-meld:100") == 1
     table = w.store.get_table(w.player("p5")["table_id"]["S"])
     assert table is not None
     assert [p.player_id for _, p in sorted(table.seats.items())] == ["p1", "p3", "p4", "p5"]
@@ -443,7 +490,7 @@ def test_a_stale_entry_is_removed_and_does_not_block_the_queue(w: World) -> None
         Key={"player_id": {"S": "p2"}},
         UpdateExpression="REMOVE queue_key, queue_sk, ticket",
     )
-    assert w.service.form_tables(QUICK) == 1
+    assert w.service.queues.form_tables(QUICK) == 1
     assert "table_id" not in w.player("p2")
     assert [p for p in players if "table_id" in w.player(p)] == ["p1", "p3", "p4", "p5"]
     assert w.entries() == []
@@ -456,17 +503,17 @@ def test_try_match_waiting_then_expired(w: World) -> None:
     w.online("p1")
     w.queue("p1")
     ticket = w.ticket("p1")
-    assert w.service.try_match(ticket) == "waiting"
+    assert w.service.queues.try_match(ticket) == "waiting"
     w.clock.advance(119.9)
-    assert w.service.try_match(ticket) == "waiting"
+    assert w.service.queues.try_match(ticket) == "waiting"
     w.clock.advance(0.1)
-    assert w.service.try_match(ticket) == "expired"
+    assert w.service.queues.try_match(ticket) == "expired"
     assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
     assert not {"queue_key", "queue_sk", "ticket"} & w.player("p1").keys()
     assert w.entries() == []
     assert w.telemetry.metrics["tickets_expired"] == 1
     # The next pass finds the ticket gone.
-    assert w.service.try_match(ticket) == "gone"
+    assert w.service.queues.try_match(ticket) == "gone"
 
 
 def test_try_match_seats_the_four_and_says_so_to_each(w: World) -> None:
@@ -474,7 +521,7 @@ def test_try_match_seats_the_four_and_says_so_to_each(w: World) -> None:
     w.online(*players)
     for p in players:
         w.queue(p)
-    assert [w.service.try_match(w.ticket(p)) for p in players] == ["seated"] * 4
+    assert [w.service.queues.try_match(w.ticket(p)) for p in players] == ["seated"] * 4
     assert len({w.player(p)["table_id"]["S"] for p in players}) == 1
 
 
@@ -484,7 +531,7 @@ def test_seating_wins_over_expiry(w: World) -> None:
     for p in players:
         w.queue(p)
     w.clock.advance(500)
-    assert w.service.try_match(w.ticket("p1")) == "seated"
+    assert w.service.queues.try_match(w.ticket("p1")) == "seated"
     assert all("table_id" in w.player(p) for p in players)
 
 
@@ -494,23 +541,23 @@ def test_try_match_of_a_ticket_the_player_no_longer_holds_is_gone(w: World) -> N
     first = w.ticket("p1")
     w.service.leave("p1", "c-p1")
     assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "left"}]
-    assert w.service.try_match(first) == "gone"
+    assert w.service.queues.try_match(first) == "gone"
     # Queued again with a new ticket: the old one is still gone, even once expired.
     w.queue("p1")
     second = w.ticket("p1")
     assert second["ticket"] != first["ticket"]
     w.clock.advance(1000)
-    assert w.service.try_match(first) == "gone"
+    assert w.service.queues.try_match(first) == "gone"
     assert "queue_key" in w.player("p1")
-    assert w.service.try_match(second) == "expired"
+    assert w.service.queues.try_match(second) == "expired"
 
 
 def test_answer_task_returns_the_status_with_the_token(w: World) -> None:
     w.online("p1")
     w.queue("p1")
-    w.service.answer_task(w.ticket("p1"), "token-1")
+    w.service.queues.answer_task(w.ticket("p1"), "token-1")
     w.service.leave("p1", "c-p1")
-    w.service.answer_task(w.ticket("p1"), "token-2")
+    w.service.queues.answer_task(w.ticket("p1"), "token-2")
     assert w.machine.answered == [
         ("token-1", {"status": "waiting"}),
         ("token-2", {"status": "gone"}),
@@ -525,7 +572,7 @@ def test_match_over_frees_only_that_tables_humans(w: World) -> None:
     w.online(*players)
     for p in players:
         w.queue(p)
-    w.service.form_tables(QUICK)
+    w.service.queues.form_tables(QUICK)
     table_id = w.player("p1")["table_id"]["S"]
     seats = {str(i): SeatPlayer(player_id=p, name=p) for i, p in enumerate(players, start=1)}
     other = MatchEnded(
@@ -567,14 +614,14 @@ def test_leave_racing_the_table_does_not_tell_a_seated_player_they_left(
     w.online(*players)
     for p in players:
         w.queue(p)
-    queued = w.mm_store.player("p1")
-    w.service.form_tables(QUICK)
+    queued = w.players.player("p1")
+    w.service.queues.form_tables(QUICK)
     assert "table_id" in w.player("p1")
     w.pusher.clear()
 
     reads = iter([queued])
-    real = w.mm_store.player
-    monkeypatch.setattr(w.mm_store, "player", lambda pid: next(reads, None) or real(pid))
+    real = w.players.player
+    monkeypatch.setattr(w.players, "player", lambda pid: next(reads, None) or real(pid))
     w.service.leave("p1", "c-p1")
     assert "table_id" in w.player("p1")
     assert w.pusher.to("c-p1", "queue_left") == [], "a seated player was told they left the queue"
@@ -585,7 +632,7 @@ def test_leave_racing_the_table_does_not_tell_a_seated_player_they_left(
 
 def _lobby_of(w: World, host: str) -> str:
     w.online(host)
-    w.service.create_table(
+    w.service.lobbies.create_table(
         host, host.upper(), f"c-{host}", CreateTable(action="create_table", mode="one_round")
     )
     return str(w.player(host)["lobby"]["S"])
@@ -621,10 +668,10 @@ def test_fill_bots_defaults_to_normal(w: World) -> None:
 @pytest.mark.parametrize("level", ['"expert"', '""', "3", "null", '"HARD"'])
 def test_a_malformed_level_is_refused_and_the_lobby_waits(w: World, level: str) -> None:
     code = _lobby_of(w, "h3")
-    before = w.mm_store.lobby(code)
+    before = w.lobbies.lobby(code)
     w.service.receive(("h3", "H3"), "c-h3", f'{{"action": "fill_bots", "level": {level}}}')
     assert w.codes("h3") == ["malformed"]
-    assert w.mm_store.lobby(code) == before
+    assert w.lobbies.lobby(code) == before
     assert "table_id" not in w.player("h3")
 
 
@@ -637,8 +684,8 @@ def _ended_friends_table(w: World, players: list[str]) -> str:
     w.online(*players)
     code = _lobby_of(w, players[0])
     for p in players[1:]:
-        w.service.join_table(p, p.upper(), f"c-{p}", code)
-    w.service.fill_bots(players[0], f"c-{players[0]}", level="easy")
+        w.service.lobbies.join_table(p, p.upper(), f"c-{p}", code)
+    w.service.lobbies.fill_bots(players[0], f"c-{players[0]}", level="easy")
     table_id = w.player(players[0])["table_id"]["S"]
     table = w.store.get_table(table_id)
     assert table is not None and table_id.startswith("f-")
@@ -665,7 +712,7 @@ def test_a_player_whose_release_has_not_arrived_takes_their_rematch_seat(w: Worl
     assert w.codes("e2") == []
     item = w.player("e2")
     assert "lobby" in item and not {"table_id", "seat"} & item.keys()
-    lobby = w.mm_store.lobby(item["lobby"]["S"])
+    lobby = w.lobbies.lobby(item["lobby"]["S"])
     assert lobby is not None and lobby.rematch_of == ended
     bot = w.store.get_table(ended).seats[4]  # type: ignore[union-attr]
     assert lobby.seats == {2: SeatPlayer(player_id="e2", name="E2"), 4: bot}
@@ -698,4 +745,4 @@ def test_a_player_at_another_live_table_is_refused_and_nothing_changes(w: World)
     _rematch(w, "g3", ended)
     assert w.codes("g3") == ["already_playing"]
     assert w.player("g3") == before
-    assert w.mm_store.lobby(rematch_code(ended, 0)) is None
+    assert w.lobbies.lobby(rematch_code(ended, 0)) is None

@@ -46,7 +46,7 @@ from services.common.unit_of_work import (
     VersionConflict,
     Write,
 )
-from services.matchmaking.store import CODE_TAKEN, MatchmakingStore
+from services.matchmaking.store import CODE_TAKEN, LobbyStore, PlayerStore, QueueStore
 from shared_engine import MatchMode
 from tests.storage_mutations import MUTATIONS, Mutation, applies
 
@@ -357,8 +357,18 @@ def test_a_sharded_clients_usage_is_counted_per_shard_each_within_its_share(
 
 
 @pytest.fixture
-def mm(storage: MemoryStorage) -> MatchmakingStore:
-    return MatchmakingStore(storage)
+def players(storage: MemoryStorage) -> PlayerStore:
+    return PlayerStore(storage)
+
+
+@pytest.fixture
+def queues(storage: MemoryStorage) -> QueueStore:
+    return QueueStore(storage)
+
+
+@pytest.fixture
+def lobbies(storage: MemoryStorage) -> LobbyStore:
+    return LobbyStore(storage)
 
 
 def ticket(player: str = "p1", ticket_id: str = "t-1") -> QueueTicket:
@@ -367,35 +377,40 @@ def ticket(player: str = "p1", ticket_id: str = "t-1") -> QueueTicket:
     )
 
 
-def commit(mm: MatchmakingStore, *writes: Write) -> Outcome:
-    return mm.unit().add(*writes).commit()
+def commit(store: QueueStore | LobbyStore, *writes: Write) -> Outcome:
+    return store.unit().add(*writes).commit()
 
 
 @pytest.mark.parametrize("place", ["queue_key", "lobby", "table_id"])
 def test_a_player_somewhere_is_busy(
-    mm: MatchmakingStore, storage: MemoryStorage, place: str
+    players: PlayerStore,
+    queues: QueueStore,
+    lobbies: LobbyStore,
+    storage: MemoryStorage,
+    place: str,
 ) -> None:
     storage.put("players", {"player_id": "p1", place: "somewhere"})
-    assert commit(mm, *mm.enqueue(ticket(), 60)) == Busy(("p1",))
-    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE")) == Busy(("p1",))
-    assert mm.waiting("one_round:twos-meld:0", 4) == []
-    assert mm.player("p1") == Player.from_item({"player_id": "p1", place: "somewhere"})
+    assert commit(queues, *queues.enqueue(ticket(), 60)) == Busy(("p1",))
+    assert commit(lobbies, lobbies.player_to_lobby("p1", "P1", "CODE")) == Busy(("p1",))
+    assert queues.waiting("one_round:twos-meld:0", 4) == []
+    assert players.player("p1") == Player.from_item({"player_id": "p1", place: "somewhere"})
 
 
 def test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them(
-    mm: MatchmakingStore,
+    players: PlayerStore, queues: QueueStore
 ) -> None:
-    assert commit(mm, *mm.enqueue(ticket(ticket_id="t-2"), 60)).ok
-    assert commit(mm, *mm.dequeue(ticket(ticket_id="t-1"))) == LostRace(("p1",))
-    assert commit(mm, *mm.seat_from_queue(ticket(ticket_id="t-1"), "tb", 1)) == LostRace(("p1",))
-    assert mm.player("p1").ticket == "t-2"
-    assert [t.ticket for t in mm.waiting("one_round:twos-meld:0", 4)] == ["t-2"]
+    assert commit(queues, *queues.enqueue(ticket(ticket_id="t-2"), 60)).ok
+    assert commit(queues, *queues.dequeue(ticket(ticket_id="t-1"))) == LostRace(("p1",))
+    seated = queues.seat_from_queue(ticket(ticket_id="t-1"), "tb", 1)
+    assert commit(queues, *seated) == LostRace(("p1",))
+    assert players.player("p1").ticket == "t-2"
+    assert [t.ticket for t in queues.waiting("one_round:twos-meld:0", 4)] == ["t-2"]
 
 
-def test_a_lobby_seats_its_own_members_only(mm: MatchmakingStore) -> None:
-    assert commit(mm, mm.player_to_lobby("p1", "P1", "AAAAAA")).ok
-    assert commit(mm, mm.seat_from_lobby("p1", "BBBBBB", "tb", 2)) == LostRace(("p1",))
-    assert mm.player("p1").table_id is None
+def test_a_lobby_seats_its_own_members_only(players: PlayerStore, lobbies: LobbyStore) -> None:
+    assert commit(lobbies, lobbies.player_to_lobby("p1", "P1", "AAAAAA")).ok
+    assert commit(lobbies, lobbies.seat_from_lobby("p1", "BBBBBB", "tb", 2)) == LostRace(("p1",))
+    assert players.player("p1").table_id is None
 
 
 def lobby(**changes: object) -> Lobby:
@@ -404,29 +419,29 @@ def lobby(**changes: object) -> Lobby:
     return Lobby(**{**made.__dict__, **changes})  # type: ignore[arg-type]
 
 
-def test_an_invite_code_opens_one_lobby(mm: MatchmakingStore) -> None:
+def test_an_invite_code_opens_one_lobby(players: PlayerStore, lobbies: LobbyStore) -> None:
     first = lobby()
-    assert commit(mm, *mm.create_lobby(first, first.seats[1], 99)).ok
+    assert commit(lobbies, *lobbies.create_lobby(first, first.seats[1], 99)).ok
     other = lobby(host="x", seats={1: SeatPlayer(player_id="x", name="X")})
-    assert commit(mm, *mm.create_lobby(other, other.seats[1], 99)) == CODE_TAKEN
-    assert mm.lobby("AAAAAA") == first
-    assert mm.player("x").lobby is None
+    assert commit(lobbies, *lobbies.create_lobby(other, other.seats[1], 99)) == CODE_TAKEN
+    assert lobbies.lobby("AAAAAA") == first
+    assert players.player("x").lobby is None
 
 
 def test_a_seat_is_taken_once_and_only_while_forming(
-    mm: MatchmakingStore, storage: MemoryStorage
+    lobbies: LobbyStore, storage: MemoryStorage
 ) -> None:
     made = lobby()
     storage.put("matchmaking", made.to_item(99))
     guest = SeatPlayer(player_id="g", name="G")
-    assert commit(mm, mm.take_seat("AAAAAA", 1, guest)) == LostRace()
-    assert commit(mm, mm.take_seat("AAAAAA", 2, guest)).ok
+    assert commit(lobbies, lobbies.take_seat("AAAAAA", 1, guest)) == LostRace()
+    assert commit(lobbies, lobbies.take_seat("AAAAAA", 2, guest)).ok
     storage.put("matchmaking", lobby(status="closed").to_item(99))
-    assert commit(mm, mm.take_seat("AAAAAA", 3, guest)) == LostRace()
-    assert mm.lobby("AAAAAA") == lobby(status="closed")
+    assert commit(lobbies, lobbies.take_seat("AAAAAA", 3, guest)) == LostRace()
+    assert lobbies.lobby("AAAAAA") == lobby(status="closed")
 
 
-def test_a_lobby_starts_only_as_it_was_read(mm: MatchmakingStore, storage: MemoryStorage) -> None:
+def test_a_lobby_starts_only_as_it_was_read(lobbies: LobbyStore, storage: MemoryStorage) -> None:
     read = lobby()
     bots = {s: SeatPlayer(player_id=f"bot-{s}", name="B", bot=True) for s in (2, 3, 4)}
     seats = {**read.seats, **bots}
@@ -438,14 +453,14 @@ def test_a_lobby_starts_only_as_it_was_read(mm: MatchmakingStore, storage: Memor
         lobby(status="closed"),
     ):
         storage.put("matchmaking", stored.to_item(99))
-        assert commit(mm, mm.start_lobby(read, seats, "tb")) == LostRace()
-        assert mm.lobby("AAAAAA") == stored
+        assert commit(lobbies, lobbies.start_lobby(read, seats, "tb")) == LostRace()
+        assert lobbies.lobby("AAAAAA") == stored
     storage.put("matchmaking", read.to_item(99))
-    assert commit(mm, mm.start_lobby(read, seats, "tb")).ok
+    assert commit(lobbies, lobbies.start_lobby(read, seats, "tb")).ok
 
 
 def test_leaving_a_lobby_needs_it_forming_and_the_seat_still_yours(
-    mm: MatchmakingStore, storage: MemoryStorage
+    lobbies: LobbyStore, storage: MemoryStorage
 ) -> None:
     guest = SeatPlayer(player_id="g", name="G")
     read = lobby(seats={**lobby().seats, 2: guest})
@@ -454,44 +469,44 @@ def test_leaving_a_lobby_needs_it_forming_and_the_seat_still_yours(
     storage.put(
         "matchmaking", lobby(seats={**lobby().seats, 2: guest}, status="started").to_item(9)
     )
-    assert commit(mm, *mm.leave_lobby(read, "g")) == LostRace()
-    assert commit(mm, *mm.leave_lobby(read, "h")) == LostRace()
+    assert commit(lobbies, *lobbies.leave_lobby(read, "g")) == LostRace()
+    assert commit(lobbies, *lobbies.leave_lobby(read, "h")) == LostRace()
     other = SeatPlayer(player_id="g", name="G2")
     storage.put("matchmaking", lobby(seats={**lobby().seats, 2: other}).to_item(9))
-    assert commit(mm, *mm.leave_lobby(read, "g")) == LostRace()
+    assert commit(lobbies, *lobbies.leave_lobby(read, "g")) == LostRace()
     storage.put("matchmaking", read.to_item(9))
     storage.put("players", {"player_id": "g", "lobby": "BBBBBB"})
-    assert commit(mm, *mm.leave_lobby(read, "g")) == LostRace(("g",))
-    assert mm.lobby("AAAAAA") == read
+    assert commit(lobbies, *lobbies.leave_lobby(read, "g")) == LostRace(("g",))
+    assert lobbies.lobby("AAAAAA") == read
 
 
 def test_a_rematch_takes_a_player_still_at_the_ended_table_only(
-    mm: MatchmakingStore, storage: MemoryStorage
+    players: PlayerStore, lobbies: LobbyStore, storage: MemoryStorage
 ) -> None:
     storage.put("players", {"player_id": "p1", "table_id": "f-old", "seat": 2})
-    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-other")) == Busy(("p1",))
+    assert commit(lobbies, lobbies.player_to_lobby("p1", "P1", "CODE", "f-other")) == Busy(("p1",))
     storage.put("players", {"player_id": "p1", "table_id": "f-old", "queue_key": "q"})
-    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-old")) == Busy(("p1",))
+    assert commit(lobbies, lobbies.player_to_lobby("p1", "P1", "CODE", "f-old")) == Busy(("p1",))
     storage.put("players", {"player_id": "p1", "table_id": "f-old", "lobby": "L"})
-    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-old")) == Busy(("p1",))
+    assert commit(lobbies, lobbies.player_to_lobby("p1", "P1", "CODE", "f-old")) == Busy(("p1",))
     storage.put("players", {"player_id": "p1", "table_id": "f-old", "seat": 2})
-    assert commit(mm, mm.player_to_lobby("p1", "P1", "CODE", "f-old")).ok
-    assert mm.player("p1") == Player("p1", "P1", lobby="CODE")
+    assert commit(lobbies, lobbies.player_to_lobby("p1", "P1", "CODE", "f-old")).ok
+    assert players.player("p1") == Player("p1", "P1", lobby="CODE")
 
 
-def test_invite_codes_tried_are_limited_per_window(mm: MatchmakingStore) -> None:
-    assert [mm.try_code("p1", 100.0, 3, 600) for _ in range(4)] == [True, True, True, False]
-    assert mm.try_code("p1", 700.0, 3, 600), "a new window"
+def test_invite_codes_tried_are_limited_per_window(lobbies: LobbyStore) -> None:
+    assert [lobbies.try_code("p1", 100.0, 3, 600) for _ in range(4)] == [True, True, True, False]
+    assert lobbies.try_code("p1", 700.0, 3, 600), "a new window"
 
 
 def test_a_release_frees_the_player_from_that_table_only(
-    mm: MatchmakingStore, storage: MemoryStorage
+    players: PlayerStore, storage: MemoryStorage
 ) -> None:
     storage.put("players", {"player_id": "p1", "table_id": "t-new", "seat": 1})
-    mm.release("p1", "t-old")
-    assert mm.player("p1").table_id == "t-new"
-    mm.release("p1", "t-new")
-    assert mm.player("p1").table_id is None
+    players.release("p1", "t-old")
+    assert players.player("p1").table_id == "t-new"
+    players.release("p1", "t-new")
+    assert players.player("p1").table_id is None
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
