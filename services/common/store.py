@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.common import constants
+from services.common.dynamo_storage import to_item
 from services.common.ledger import Ledger, Posting
 from services.common.records import (
     ClosedRecord,
@@ -41,7 +42,6 @@ from services.common.unit_of_work import (
     VersionConflict,
     Write,
     all_of,
-    to_item,
 )
 
 

@@ -20,11 +20,11 @@ from local.dispatcher import LambdaContext, load, websocket_event
 from local.gateway import ROUTES
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
+from services.common.dynamo_storage import DynamoStorage
 from services.common.events import SeatPlayer, TableFormed
 from services.common.presence import PresenceStore
 from services.common.records import TableRecord
 from services.common.store import GameStore
-from services.common.unit_of_work import DynamoStorage
 from services.connect import handler as connect_handler
 from shared_engine import MatchMode
 

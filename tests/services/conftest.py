@@ -16,14 +16,16 @@ import pytest
 from local.issuer import LocalIssuer
 from services.common import constants
 from services.common.auth import Issuer, TokenVerifier
+from services.common.dynamo_storage import DynamoStorage
 from services.common.events import SeatPlayer
 from services.common.ledger import Ledger
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import DynamoStorage, MemoryStorage, Storage
+from services.common.unit_of_work import Storage
 from shared_engine import MatchMode, RoundState, dumps, start_round
 from tests.services.fakes import (
     FakeClock,

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from services.common import constants
+from services.common.dynamo_storage import DynamoStorage
 from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
 from services.common.ledger import Balance, Ledger, Posting, escrow_account
 from services.common.presence import PresenceStore
@@ -17,7 +18,6 @@ from services.common.protocol import CreateTable, Queue
 from services.common.records import QUEUE_SHARDS, queue_shard
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import DynamoStorage
 from services.matchmaking.app import ENTRY_TTL, MatchmakingService, rematch_code
 from services.matchmaking.store import MatchmakingStore
 from shared_engine import MatchMode

@@ -21,6 +21,7 @@ from services.common.ledger import (
     Ledger,
     Posting,
 )
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.records import (
     SEATS,
@@ -39,7 +40,6 @@ from services.common.unit_of_work import (
     Busy,
     Committed,
     LostRace,
-    MemoryStorage,
     Outcome,
     Short,
     Update,
