@@ -23,6 +23,7 @@ from services.common.records import (
     TableRecord,
     conn_attribute,
     outbox,
+    outbox_events,
     table_key,
 )
 from services.common.unit_of_work import (
@@ -66,6 +67,18 @@ class GameStore:
     def score(self, table_id: str, round_number: int) -> ScoreRecord | None:
         item = self._storage.get("games", table_key(table_id, constants.score_sk(round_number)))
         return ScoreRecord.from_item(item) if item else None
+
+    def keys(self, table_id: str, prefix: str = "") -> list[str]:
+        """The sort keys of the table's items that start with ``prefix``, in key order: which
+        rounds, scores and log entries exist, and that nothing else does."""
+        items = self._storage.query("games", constants.table_pk(table_id), prefix=prefix or None)
+        return [str(item["sk"]) for item in items]
+
+    def table_outbox(self, table_id: str) -> tuple[Outbound, ...]:
+        """The events the ``TABLE`` item was created with (``TableFormed``), until the first
+        deal sheds them; a round's, score's or log entry's are its record's ``outbox``."""
+        item = self._storage.get("games", table_key(table_id))
+        return tuple(outbox_events(item)) if item else ()
 
     def get_item(self, table_id: str, sk: str) -> dict[str, Any] | None:
         """A round, score or log item as DynamoDB stores it (for audits and tests)."""
