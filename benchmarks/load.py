@@ -534,12 +534,7 @@ def auto_played(aws: Any, stats: Stats) -> int:
     from services.common.store import GameStore
 
     store = GameStore(DynamoStorage.of(aws.client("dynamodb"), aws.settings))
-    return sum(
-        1
-        for table_id in stats.tables
-        for item in store.history(table_id)
-        if item["sk"]["S"].startswith("LOG#") and item["auto"]["BOOL"]
-    )
+    return sum(entry.auto for table_id in stats.tables for entry in store.records(table_id).logs)
 
 
 def check_ledgers(aws: Any, stats: Stats, wait: float) -> list[str]:

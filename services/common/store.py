@@ -8,10 +8,8 @@ docs/data-model.md. The items themselves are ``records``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from services.common import constants
-from services.common.dynamo_storage import to_item
 from services.common.ledger import Ledger, Posting
 from services.common.records import (
     ClosedRecord,
@@ -79,16 +77,6 @@ class GameStore:
         deal sheds them; a round's, score's or log entry's are its record's ``outbox``."""
         item = self._storage.get("games", table_key(table_id))
         return tuple(outbox_events(item)) if item else ()
-
-    def get_item(self, table_id: str, sk: str) -> dict[str, Any] | None:
-        """A round, score or log item as DynamoDB stores it (for audits and tests)."""
-        item = self._storage.get("games", table_key(table_id, sk))
-        return to_item(item) if item else None
-
-    def history(self, table_id: str) -> list[dict[str, Any]]:
-        """Every item of a table as DynamoDB stores it, in key order: logs, rounds, scores,
-        the table (tests and audits read the raw items)."""
-        return [to_item(i) for i in self._storage.query("games", constants.table_pk(table_id))]
 
     def records(self, table_id: str) -> TableHistory:
         """Every round, log entry and score of a table, as records (``python -m ops``)."""
