@@ -271,10 +271,10 @@ def prepare_first_call() -> tuple[dict[str, Any], dict[str, Any], Any]:
         websocket_event,
     )
     from services.common import constants
+    from services.common.dynamo_storage import DynamoStorage
     from services.common.events import SeatPlayer
     from services.common.records import TableRecord
     from services.common.store import GameStore
-    from services.common.unit_of_work import DynamoStorage
     from shared_engine import MatchMode, action_to_wire, apply, dumps, start_round
     from shared_engine.bots import heuristic_policy
 

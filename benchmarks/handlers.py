@@ -354,9 +354,9 @@ class Match:
 
         from local.aws import reset_handlers
         from local.resources import create_resources
+        from services.common.dynamo_storage import DynamoStorage
         from services.common.settings import Settings
         from services.common.store import GameStore
-        from services.common.unit_of_work import DynamoStorage
 
         # Keep boto3's default session: the meter's hooks are on it, the warm clients come from it.
         with mock_aws(config={"core": {"reset_boto3_session": False}}):
@@ -520,8 +520,8 @@ class Match:
         self.platform.settle()
 
     def _fund(self, players: list[str], points: int) -> None:
+        from services.common.dynamo_storage import DynamoStorage
         from services.common.ledger import Ledger, Posting
-        from services.common.unit_of_work import DynamoStorage
 
         ledger = Ledger(DynamoStorage.of(self.client("dynamodb"), self.settings))
         for player_id in players:

@@ -196,10 +196,10 @@ def play_bookings(count: int) -> list[Invocation]:
     """``count`` bookings of another mode through the ledger API's use case, each metered,
     each for another player (as the other modes' settlements would be)."""
     from services.common.adapters import EventBridgePublisher, SystemClock
+    from services.common.dynamo_storage import DynamoStorage
     from services.common.ledger import Ledger
     from services.common.settings import LedgerClient
     from services.common.telemetry import RecordingTelemetry
-    from services.common.unit_of_work import DynamoStorage
     from services.ledger.app import LedgerService
 
     # As busy a client as this game: its day's usage in 8 counters (docs/ledger-api.md).

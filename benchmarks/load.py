@@ -530,22 +530,17 @@ async def run(args: argparse.Namespace) -> Report:
 
 def auto_played(aws: Any, stats: Stats) -> int:
     """Turns the server played for a seat it took for absent (none, in a healthy run)."""
+    from services.common.dynamo_storage import DynamoStorage
     from services.common.store import GameStore
-    from services.common.unit_of_work import DynamoStorage
 
     store = GameStore(DynamoStorage.of(aws.client("dynamodb"), aws.settings))
-    return sum(
-        1
-        for table_id in stats.tables
-        for item in store.history(table_id)
-        if item["sk"]["S"].startswith("LOG#") and item["auto"]["BOOL"]
-    )
+    return sum(entry.auto for table_id in stats.tables for entry in store.records(table_id).logs)
 
 
 def check_ledgers(aws: Any, stats: Stats, wait: float) -> list[str]:
     """Every finished match settled once, zero-sum; every account equals its entries."""
+    from services.common.dynamo_storage import DynamoStorage
     from services.common.ledger import Ledger
-    from services.common.unit_of_work import DynamoStorage
 
     book = Ledger(DynamoStorage.of(aws.client("dynamodb"), aws.settings))
     problems: list[str] = []

@@ -29,7 +29,7 @@ from local.console import Console, quiet_handler_logs
 from local.gateway import Gateway
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
-from services.common.unit_of_work import DynamoStorage
+from services.common.dynamo_storage import DynamoStorage
 from services.ledger import handler as ledger_handler
 from services.matchmaking.store import QueueStore
 

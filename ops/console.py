@@ -28,6 +28,7 @@ from services.common import constants
 from services.common.adapters import ApiGatewayPusher
 from services.common.afterwrite import AfterWrite
 from services.common.dynamo import error_code, query_all, s
+from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.events import TableAborted, is_bot_id
 from services.common.ledger import (
     Balance,
@@ -48,15 +49,7 @@ from services.common.records import (
 )
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
-from services.common.unit_of_work import (
-    AlreadyDone,
-    Committed,
-    DynamoStorage,
-    Item,
-    Short,
-    TableKind,
-    from_item,
-)
+from services.common.unit_of_work import AlreadyDone, Committed, Item, Short, TableKind
 from shared_engine.match import TEAM_NAMES, winner_of
 
 SOURCE = f"{constants.EVENT_SOURCE}.ops"

@@ -8,8 +8,9 @@
   ``local``, ``infra``, ``tests``, the CDK, moto.
 - No service imports another service; ``services.common`` imports none.
 - A use case (``services/<service>/app.py``) speaks no AWS: no boto3 or
-  botocore, no Powertools, not the DynamoDB helpers (``services.common.dynamo``:
-  attribute maps, AWS error codes) nor the AWS clients (``services.common.runtime``).
+  botocore, no Powertools, not the DynamoDB helpers (``services.common.dynamo``,
+  ``services.common.dynamo_storage``: attribute maps, AWS error codes, the DynamoDB
+  storage) nor the AWS clients (``services.common.runtime``).
 - A handler (``services/<service>/handler.py``) imports only its own service's
   composition root and use cases, ``services.common``, pydantic and Powertools.
 - The manifest (``infra/manifest.py``) imports no CDK and no handler, so the
@@ -69,6 +70,7 @@ AWS_IN_USE_CASES = {
     "botocore",
     "aws_lambda_powertools",
     "services.common.dynamo",
+    "services.common.dynamo_storage",
     "services.common.runtime",
 }
 HANDLER_LIBRARIES = {"pydantic", "aws_lambda_powertools"}

@@ -115,7 +115,8 @@ def test_a_sample_with_a_bad_value_is_refused() -> None:
 
 
 def test_an_envelope_without_account_still_parses() -> None:
-    """moto delivers EventBridge events without ``account`` (and the tolerant model allows it)."""
+    """The local stack's bus delivers EventBridge events without ``account`` (and the tolerant
+    model allows it)."""
     for raw in _samples().values():
         trimmed = {k: v for k, v in raw.items() if k not in ("account", "region", "resources")}
         detail = EventEnvelope.model_validate(trimmed).parsed()

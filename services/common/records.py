@@ -209,6 +209,7 @@ class RoundRecord(Frozen):
             commitment=_str(item["commitment"]),
             dealer=_int(item["dealer"]),
             at=_float(item.get("at", 0)),
+            outbox=tuple(outbox_events(item)),
         )
 
 
@@ -245,6 +246,7 @@ class LogEntry(Frozen):
             action=json.loads(_str(item["action"])),
             auto=bool(item["auto"]),
             at=_float(item["at"]),
+            outbox=tuple(outbox_events(item)),
             repaired=item.get("repaired") is True,
         )
 
@@ -272,6 +274,7 @@ class ScoreRecord(Frozen):
             table_id=pk.split("#", 1)[1],
             round=int(round_number),
             result=json.loads(_str(item["result"])),
+            outbox=tuple(outbox_events(item)),
         )
 
 

@@ -8,7 +8,6 @@ docs/data-model.md. The items themselves are ``records``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from services.common import constants
 from services.common.ledger import Ledger, Posting
@@ -22,6 +21,7 @@ from services.common.records import (
     TableRecord,
     conn_attribute,
     outbox,
+    outbox_events,
     table_key,
 )
 from services.common.unit_of_work import (
@@ -41,7 +41,6 @@ from services.common.unit_of_work import (
     VersionConflict,
     Write,
     all_of,
-    to_item,
 )
 
 
@@ -67,15 +66,17 @@ class GameStore:
         item = self._storage.get("games", table_key(table_id, constants.score_sk(round_number)))
         return ScoreRecord.from_item(item) if item else None
 
-    def get_item(self, table_id: str, sk: str) -> dict[str, Any] | None:
-        """A round, score or log item as DynamoDB stores it (for audits and tests)."""
-        item = self._storage.get("games", table_key(table_id, sk))
-        return to_item(item) if item else None
+    def keys(self, table_id: str, prefix: str = "") -> list[str]:
+        """The sort keys of the table's items that start with ``prefix``, in key order: which
+        rounds, scores and log entries exist, and that nothing else does."""
+        items = self._storage.query("games", constants.table_pk(table_id), prefix=prefix or None)
+        return [str(item["sk"]) for item in items]
 
-    def history(self, table_id: str) -> list[dict[str, Any]]:
-        """Every item of a table as DynamoDB stores it, in key order: logs, rounds, scores,
-        the table (tests and audits read the raw items)."""
-        return [to_item(i) for i in self._storage.query("games", constants.table_pk(table_id))]
+    def table_outbox(self, table_id: str) -> tuple[Outbound, ...]:
+        """The events the ``TABLE`` item was created with (``TableFormed``), until the first
+        deal sheds them; a round's, score's or log entry's are its record's ``outbox``."""
+        item = self._storage.get("games", table_key(table_id))
+        return tuple(outbox_events(item)) if item else ()
 
     def records(self, table_id: str) -> TableHistory:
         """Every round, log entry and score of a table, as records (``python -m ops``)."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, TurnTimers
+from services.common.dynamo_storage import DynamoStorage
 from services.common.frozen import Frozen
 from services.common.presence import PresenceStore
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
-from services.common.unit_of_work import DynamoStorage, Storage
+from services.common.unit_of_work import Storage
 
 
 class Adapters(Frozen):

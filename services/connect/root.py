@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from services.common.adapters import ApiGatewayPusher, Clock, EventBridgePublisher, SystemClock
 from services.common.auth import Issuer, TokenVerifier
+from services.common.dynamo_storage import DynamoStorage
 from services.common.presence import PresenceStore
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import DynamoStorage
 from services.connect.app import ConnectService
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from services.common.adapters import EventBridgePublisher, SystemClock
+from services.common.dynamo_storage import DynamoStorage
 from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import DynamoStorage
 from services.ledger.app import LedgerService
 
 

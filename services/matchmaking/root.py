@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from services.common.adapters import ApiGatewayPusher, SystemClock
+from services.common.dynamo_storage import DynamoStorage
 from services.common.flood import flood_control
 from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import DynamoStorage
 from services.matchmaking.app import SOURCE, MatchmakingService
 from services.matchmaking.forming import Tables
 from services.matchmaking.lobbies import Lobbies

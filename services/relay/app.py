@@ -10,19 +10,31 @@ consumers are idempotent, so every event arrives at least once and acts once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from services.common.adapters import Publisher
+from services.common.frozen import Frozen
 from services.common.records import Outbound, outbox_events
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import from_item
+from services.common.unit_of_work import Item
 
 
-def outbox_of(record: dict[str, Any]) -> list[Outbound]:
+class StreamRecord(Frozen):
+    """One change to an item of the games table, as its stream tells it (the handler reads
+    the stream's attribute maps into items)."""
+
+    event: str
+    """``INSERT``, ``MODIFY`` or ``REMOVE``."""
+    sequence: str
+    """Where in the stream: what Lambda retries a batch from."""
+    item: Item | None = None
+    """The item as the change left it (none once removed)."""
+
+
+def outbox_of(record: StreamRecord) -> list[Outbound]:
     """The events carried by one stream record (only newly inserted items carry any)."""
-    if record.get("eventName") != "INSERT":
+    if record.event != "INSERT" or record.item is None:
         return []
-    return outbox_events(from_item(record.get("dynamodb", {}).get("NewImage", {})))
+    return outbox_events(record.item)
 
 
 class RelayService:
@@ -30,7 +42,7 @@ class RelayService:
         self._publisher = publisher
         self._telemetry = telemetry
 
-    def relay(self, records: Sequence[dict[str, Any]]) -> list[str]:
+    def relay(self, records: Sequence[StreamRecord]) -> list[str]:
         """Publish each record's events in order; returns the sequence numbers that failed.
 
         Stops at the first failure so that later records are retried after it,
@@ -44,6 +56,6 @@ class RelayService:
                 self._publisher.publish(events)
             except Exception:
                 self._telemetry.warning("publish failed", records_left=len(records) - index)
-                return [r.get("dynamodb", {}).get("SequenceNumber", "") for r in records[index:]]
+                return [r.sequence for r in records[index:]]
             self._telemetry.count("events_published", len(events))
         return []

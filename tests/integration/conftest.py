@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
 
-from local.aws import start_moto
+from local.aws import REGION, reset, start_moto
 from local.iam import EVERY_USE
+from services.common import constants
 from tests.integration.harness import Harness
 from tests.integration.machine import fresh_harness
 
@@ -30,6 +33,23 @@ def moto_url() -> Iterator[str]:
         yield url
     finally:
         server.stop()
+
+
+@pytest.fixture
+def dynamodb(moto_url: str) -> Any:
+    """Every table, empty, on the moto server, and a client of it: DynamoDB for the storage
+    adapter alone, with no handler wired."""
+    reset(moto_url)
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=moto_url,
+        region_name=REGION,
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    for spec in constants.TABLES:
+        client.create_table(**constants.create_table_request(spec))
+    return client
 
 
 @pytest.fixture

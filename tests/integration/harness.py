@@ -19,12 +19,13 @@ from local.aws import LocalAws
 from local.dispatcher import LambdaContext, load, websocket_event
 from local.gateway import ROUTES
 from local.issuer import LocalIssuer
+from services.common import constants
 from services.common.auth import Identity
+from services.common.dynamo_storage import DynamoStorage, to_item
 from services.common.events import SeatPlayer, TableFormed
 from services.common.presence import PresenceStore
-from services.common.records import TableRecord
+from services.common.records import TableRecord, table_key
 from services.common.store import GameStore
-from services.common.unit_of_work import DynamoStorage
 from services.connect import handler as connect_handler
 from shared_engine import MatchMode
 
@@ -170,9 +171,19 @@ class Harness:
         assert table is not None, f"no table {table_id}"
         return table
 
+    def history(self, table_id: str) -> list[dict[str, Any]]:
+        """Every item of a table as DynamoDB stores it, in key order: logs, rounds, scores,
+        the table (what the stream and an auditor see, attribute maps and all)."""
+        return [to_item(i) for i in self.storage.query("games", constants.table_pk(table_id))]
+
+    def item(self, table_id: str, sk: str) -> dict[str, Any] | None:
+        """One item of a table as DynamoDB stores it."""
+        found = self.storage.get("games", table_key(table_id, sk))
+        return to_item(found) if found else None
+
     def items(self, table_id: str, prefix: str = "") -> list[dict[str, Any]]:
         """The table's stored items whose sort key starts with ``prefix``, in key order."""
-        return [i for i in self.store.history(table_id) if i["sk"]["S"].startswith(prefix)]
+        return [i for i in self.history(table_id) if i["sk"]["S"].startswith(prefix)]
 
     def logs(self, table_id: str, round_number: int | None = None) -> list[dict[str, Any]]:
         prefix = "LOG#" if round_number is None else f"LOG#{round_number:04d}#"

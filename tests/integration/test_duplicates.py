@@ -73,18 +73,18 @@ def test_every_game_event_delivered_again_changes_nothing(harness: Harness) -> N
     seen = {e["detail-type"] for e in events}
     expected = set(GAME_EVENTS) - ({"MatchEnded"} if table.status == "aborted" else set())
     assert expected <= seen, seen
-    before = harness.store.history("dup")
+    before = harness.history("dup")
     rounds = [i["sk"]["S"] for i in before if i["sk"]["S"].startswith(("ROUND#", "SCORE#"))]
     settings = harness.aws.settings
     ledger = scan(harness, settings.ledger_table)
     players = scan(harness, settings.players_table)
 
     republish(harness, events)
-    assert harness.store.history("dup") == before, "a redelivered event changed the table"
+    assert harness.history("dup") == before, "a redelivered event changed the table"
     assert scan(harness, settings.ledger_table) == ledger, "MATCH-3: paid twice"
 
     redeliver(events)
-    after = harness.store.history("dup")
+    after = harness.history("dup")
     assert after == before
     assert [i["sk"]["S"] for i in after if i["sk"]["S"].startswith(("ROUND#", "SCORE#"))] == rounds
     assert scan(harness, settings.ledger_table) == ledger, "MATCH-3: paid twice"
@@ -118,12 +118,12 @@ def test_duplicates_during_a_round_change_nothing(harness: Harness) -> None:
         "PlayerConnected",
         "PlayerDisconnected",
     }
-    before = harness.store.history("live")
+    before = harness.history("live")
 
     republish(harness, events)
     redeliver(events)
 
-    assert harness.store.history("live") == before
+    assert harness.history("live") == before
     after = harness.table("live")
     assert after.version == table.version
     assert after.connections == {1: conns[1], 2: conns[2], 3: back, 4: conns[4]}
@@ -148,7 +148,7 @@ def test_a_late_table_formed_does_not_seat_players_back_at_an_old_table(harness:
     for player in players:
         seated = harness.presence.get_player(player)
         assert seated is not None and seated.table_id == "new"
-    old_before = harness.store.history("old")
+    old_before = harness.history("old")
 
     republish(harness, [formed_old])
 
@@ -156,7 +156,7 @@ def test_a_late_table_formed_does_not_seat_players_back_at_an_old_table(harness:
         seated = harness.presence.get_player(player)
         assert seated is not None
         assert (seated.table_id, seated.seat) == ("new", seat), f"{player} was moved back"
-    assert harness.store.history("old") == old_before
+    assert harness.history("old") == old_before
     harness.send(conns[1], {"action": "sync"})
     reply = harness.received(conns[1])[-1]
     assert reply["type"] == "view" and reply["table_id"] == "new"

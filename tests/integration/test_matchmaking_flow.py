@@ -541,7 +541,7 @@ def test_a_friends_table_of_hard_bots_plays_a_round_as_the_search_bot_would(
     assert mm.last(host, "match_result") is not None
     assert mm.table(table_id).status == "finished"
 
-    history = mm.store.history(table_id)
+    history = mm.history(table_id)
     (round_item,) = [i for i in history if i["sk"]["S"].startswith("ROUND#")]
     state = start_round(round_item["seed"]["S"], dealer=int(round_item["dealer"]["N"]))
     bot_moves = 0

@@ -94,7 +94,7 @@ def test_no_seat_ever_sees_another_seats_tiles(harness: Harness) -> None:
     conns = harness.start_table("leak", players, MatchMode.ONE_ROUND)
     play_match(harness, conns, "leak", seed=7)
 
-    history = harness.store.history("leak")
+    history = harness.history("leak")
     versions = states_by_version(history)
     table = harness.table("leak")
     assert table.status == "finished"
@@ -164,7 +164,7 @@ def test_the_move_log_of_auto_played_turns_is_public(harness: Harness) -> None:
         harness.disconnect(conns[seat])
     harness.settle()
     play_match(harness, {1: conns[1]}, "log", seed=3)
-    versions = states_by_version(harness.store.history("log"))
+    versions = states_by_version(harness.history("log"))
     logged: list[dict[str, Any]] = []
     for message in harness.received(conns[1]):
         if message["type"] != "view" or not message["moves"]:

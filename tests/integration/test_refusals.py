@@ -41,12 +41,12 @@ def _refused(
     body: dict[str, Any] | str,
 ) -> dict[str, Any]:
     """Send; check the table and everyone else's inbox are untouched; return the one reply."""
-    before_item = harness.store.get_item(table_id, "TABLE")
+    before_item = harness.item(table_id, "TABLE")
     before_logs = harness.logs(table_id)
     counts = {seat: len(harness.received(c)) for seat, c in conns.items()}
     result = harness.send(conns[sender], body)
     assert result == {"statusCode": 200}
-    after_item = harness.store.get_item(table_id, "TABLE")
+    after_item = harness.item(table_id, "TABLE")
     assert after_item is not None and before_item is not None
     for key in ("version", "state", "turn_started", "status", "round"):
         assert after_item.get(key) == before_item.get(key), key

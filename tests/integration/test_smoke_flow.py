@@ -23,7 +23,7 @@ def test_a_three_round_match(harness: Harness) -> None:
     assert moves > 0
 
     table = harness.table("t1")
-    history = harness.store.history("t1")
+    history = harness.history("t1")
     assert table.status == "finished"
     assert table.state is not None
     rounds_played = table.round

@@ -92,10 +92,10 @@ def test_an_idle_seat_is_auto_played_when_its_timer_fires_at_the_deadline(
 def test_a_timer_before_the_deadline_is_set_again_and_plays_nothing(harness: Harness) -> None:
     harness.start_table("early", PLAYERS, MatchMode.ONE_ROUND)
     table = harness.table("early")
-    before = harness.store.history("early")
+    before = harness.history("early")
     armed = _delayed_timers(harness)
     assert _fire("early", table.turn_started) == {"batchItemFailures": []}
-    assert harness.store.history("early") == before
+    assert harness.history("early") == before
     assert _delayed_timers(harness) == armed + 1, "the timer is set again"
 
 
@@ -132,9 +132,9 @@ def test_a_far_deadline_fires_early_from_its_schedule_then_at_the_deadline(
         # The services' clock is the real one: the deadline as far from it as from the fake.
         _deadline_in(harness, "far", left)
         armed = _delayed_timers(harness)
-        before = harness.store.history("far")
+        before = harness.history("far")
         harness.settle()
-        assert harness.store.history("far") == before, "the turn is not played early"
+        assert harness.history("far") == before, "the turn is not played early"
         assert _delayed_timers(harness) == armed + 1, "set again, delayed to the deadline"
         assert harness.schedules() == [], f"{name} is not scheduled again"
 
@@ -160,14 +160,14 @@ def test_a_timer_for_a_turn_already_played_does_nothing(harness: Harness) -> Non
     played = harness.table("late")
     assert played.version == first.version + 1
     received = {seat: len(harness.received(c)) for seat, c in conns.items()}
-    before = harness.store.history("late")
+    before = harness.history("late")
 
     assert _fire("late", first.turn_started) == {"batchItemFailures": []}
     assert _fire("late", first.turn_started) == {"batchItemFailures": []}
     assert _fire("late", 999) == {"batchItemFailures": []}
     assert _fire("no-such-table", 1) == {"batchItemFailures": []}
 
-    assert harness.store.history("late") == before
+    assert harness.history("late") == before
     assert {seat: len(harness.received(c)) for seat, c in conns.items()} == received
 
 
@@ -205,8 +205,8 @@ def test_a_timer_after_the_draw_plays_only_the_discard(harness: Harness) -> None
 
 def test_a_malformed_timer_message_is_reported_not_swallowed(harness: Harness) -> None:
     harness.start_table("junk", PLAYERS, MatchMode.ONE_ROUND)
-    before = harness.store.history("junk")
+    before = harness.history("junk")
     event = sqs_event({"table_id": "junk"}, {"table_id": "junk", "turn_started": 999})
     result = turn_handler.timers(event, LambdaContext("timers"))
     assert result == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
-    assert harness.store.history("junk") == before
+    assert harness.history("junk") == before

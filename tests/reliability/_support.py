@@ -459,7 +459,7 @@ class Outcome:
 
 def outcome(harness: Harness, table_id: str) -> Outcome:
     table = harness.table(table_id)
-    items = harness.store.history(table_id)
+    items = harness.history(table_id)
     book = ledger_of(harness)
     entries: list[tuple[str, str, int, int, str]] = []
     balances: list[tuple[str, int, int]] = []
@@ -570,7 +570,7 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
     """What is wrong with a finished match (empty when nothing is)."""
     problems: list[str] = []
     table = harness.table(table_id)
-    items = harness.store.history(table_id)
+    items = harness.history(table_id)
     twos = table.variant == "twos-meld"
     if table.status != "finished":
         problems.append(f"status {table.status}, not finished")

@@ -1,29 +1,30 @@
-"""The services' unit tier: application code with fakes, DynamoDB in-process (moto ``mock_aws``).
+"""The services' unit tier: the use cases with fakes, on the in-memory storage.
 
-No network: ``mock_aws`` intercepts botocore inside this process.
+Each test starts from an empty ``MemoryStorage`` and reads what the use cases
+wrote back through the stores' records, as a handler's test reads a fake
+unit of work; the storage contract (``test_unit_of_work.py``, and against
+DynamoDB in ``tests/integration/test_storage_contract.py``) holds the fake to
+DynamoDB's semantics.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
-import os
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import pytest
 
 from local.issuer import LocalIssuer
-from services.common import constants
 from services.common.auth import Issuer, TokenVerifier
 from services.common.events import SeatPlayer
 from services.common.ledger import Ledger
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import DynamoStorage, MemoryStorage, Storage
 from shared_engine import MatchMode, RoundState, dumps, start_round
 from tests.services.fakes import (
     FakeClock,
@@ -34,69 +35,22 @@ from tests.services.fakes import (
 )
 
 T = TypeVar("T")
-REGION = "eu-west-1"
 PLAYERS = {seat: SeatPlayer(player_id=f"p{seat}", name=f"P{seat}") for seat in SEATS}
 
 
-@pytest.fixture(scope="package")
-def _dynamodb() -> Iterator[Any]:
-    """One in-process DynamoDB with every table, for the whole package (tables are slow to make)."""
-    import boto3
-    from moto import mock_aws
-
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith(("CANASTA_", "AWS_ENDPOINT_URL")):
-                patch.delenv(name)
-        patch.setenv("AWS_DEFAULT_REGION", REGION)
-        with mock_aws():
-            client = boto3.client("dynamodb", region_name=REGION)
-            for spec in constants.TABLES:
-                client.create_table(**constants.create_table_request(spec))
-            yield client
+@pytest.fixture
+def storage() -> MemoryStorage:
+    """Every table, empty: each test starts from nothing."""
+    return MemoryStorage()
 
 
 @pytest.fixture
-def db(_dynamodb: Any) -> Any:
-    """The tables, emptied: each test starts from nothing."""
-    for spec in constants.TABLES:
-        keys = [spec.partition_key] + ([spec.sort_key] if spec.sort_key else [])
-        names = {f"#k{i}": key for i, key in enumerate(keys)}
-        kwargs: dict[str, Any] = {
-            "TableName": spec.name,
-            "ProjectionExpression": ", ".join(names),
-            "ExpressionAttributeNames": names,
-        }
-        while True:
-            page = _dynamodb.scan(**kwargs)
-            for item in page.get("Items", []):
-                _dynamodb.delete_item(TableName=spec.name, Key=item)
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    return _dynamodb
-
-
-@pytest.fixture
-def storage(db: Any) -> DynamoStorage:
-    return DynamoStorage.default(db)
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def either_storage(request: pytest.FixtureRequest) -> Storage:
-    """Each storage in turn, for the cases both must answer alike (moto only when asked)."""
-    if request.param == "memory":
-        return MemoryStorage()
-    return DynamoStorage.default(request.getfixturevalue("db"))
-
-
-@pytest.fixture
-def store(storage: DynamoStorage) -> GameStore:
+def store(storage: MemoryStorage) -> GameStore:
     return GameStore(storage)
 
 
 @pytest.fixture
-def presence(storage: DynamoStorage) -> PresenceStore:
+def presence(storage: MemoryStorage) -> PresenceStore:
     return PresenceStore(storage)
 
 
@@ -189,19 +143,21 @@ def dealt(seed: str = "unit-seed", **kwargs: Any) -> RoundState:
     return start_round(seed, **kwargs)
 
 
-def item_keys(store: GameStore, table_id: str, prefix: str = "") -> list[str]:
-    return [i["sk"]["S"] for i in store.history(table_id) if i["sk"]["S"].startswith(prefix)]
-
-
-def outbox(item: dict[str, Any]) -> list[dict[str, Any]]:
-    raw = item.get("outbox", {}).get("S")
-    return json.loads(raw) if raw else []
+def snapshot(store: GameStore, table_id: str) -> tuple[object, ...]:
+    """Everything the store reads back of a table, to compare before and after: its item
+    and the events it carries, its rounds, log entries and scores, and which items exist."""
+    return (
+        store.get_table(table_id),
+        store.table_outbox(table_id),
+        store.records(table_id),
+        store.keys(table_id),
+    )
 
 
 @pytest.fixture
 def deps(
     *,
-    db: Any,
+    storage: MemoryStorage,
     store: GameStore,
     presence: PresenceStore,
     views: ViewPusher,
@@ -213,7 +169,7 @@ def deps(
     issuer: LocalIssuer,
 ) -> dict[str, Any]:
     """Every dependency a service may ask for, by the name of its constructor parameter."""
-    available: dict[str, Any] = {
+    return {
         "store": store,
         "presence": presence,
         "views": views,
@@ -226,13 +182,12 @@ def deps(
         "max_message_bytes": 8 * 1024,
         "verifier": TokenVerifier(Issuer(issuer.url, issuer.audience, issuer.jwks_url), clock.now),
         "connection_ttl": 3600,
+        "ledger": Ledger(storage),
     }
-    available["ledger"] = Ledger(DynamoStorage.default(db))
-    return available
 
 
 def build(cls: type[T], deps: dict[str, Any], **overrides: Any) -> T:
-    """An instance of a service wired from ``deps`` by parameter name (fakes and moto)."""
+    """An instance of a service wired from ``deps`` by parameter name (fakes and stores)."""
     available = {**deps, **overrides}
     kwargs: dict[str, Any] = {}
     for name, parameter in inspect.signature(cls).parameters.items():

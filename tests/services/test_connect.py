@@ -8,6 +8,7 @@ import pytest
 
 from local.issuer import LocalIssuer, SigningKey
 from services.common.auth import ExpiredToken, Identity, InvalidToken
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.store import GameStore
 from services.connect.app import ConnectService
@@ -23,9 +24,9 @@ def connect(deps: dict[str, Any]) -> ConnectService:
     return build(ConnectService, deps)
 
 
-def _connection_ids(db: Any) -> set[str]:
-    items = db.scan(TableName="canasta-connections", ConsistentRead=True)["Items"]
-    return {i["connection_id"]["S"] for i in items}
+def _connection_ids(storage: MemoryStorage) -> set[str]:
+    """Every connection the table holds (what a scan of it finds)."""
+    return {str(item["connection_id"]) for item in storage.tables["connections"].values()}
 
 
 def test_authorize_accepts_a_fresh_token_and_refuses_an_old_one(
@@ -53,10 +54,13 @@ def test_a_connect_service_without_an_issuer_refuses_to_check_tokens(
 
 
 def test_connecting_without_a_table_records_the_connection(
-    connect: ConnectService, db: Any, presence: PresenceStore, publisher: RecordingPublisher
+    connect: ConnectService,
+    storage: MemoryStorage,
+    presence: PresenceStore,
+    publisher: RecordingPublisher,
 ) -> None:
     connect.connect("c1", Identity("p1", "Ann"))
-    assert _connection_ids(db) == {"c1"}
+    assert _connection_ids(storage) == {"c1"}
     assert presence.player_of("c1") == "p1"
     player = presence.get_player("p1")
     assert player is not None and (player.connection_id, player.name) == ("c1", "Ann")
@@ -100,7 +104,7 @@ def test_a_finished_table_is_not_reconnected(
 
 def test_disconnecting_a_seated_player_frees_the_seat(
     connect: ConnectService,
-    db: Any,
+    storage: MemoryStorage,
     store: GameStore,
     presence: PresenceStore,
     publisher: RecordingPublisher,
@@ -109,7 +113,7 @@ def test_disconnecting_a_seated_player_frees_the_seat(
     seat_everyone(presence, "t1")
     connect.connect("c3", Identity("p3", "P3"))
     connect.disconnect("c3")
-    assert _connection_ids(db) == set()
+    assert _connection_ids(storage) == set()
     table = store.get_table("t1")
     assert table is not None and table.connections[3] is None
     assert publisher.of_type("PlayerDisconnected") == [
@@ -121,7 +125,7 @@ def test_disconnecting_a_seated_player_frees_the_seat(
 
 def test_an_old_connection_closing_after_a_reconnect_changes_nothing(
     connect: ConnectService,
-    db: Any,
+    storage: MemoryStorage,
     store: GameStore,
     presence: PresenceStore,
     publisher: RecordingPublisher,
@@ -136,7 +140,7 @@ def test_an_old_connection_closing_after_a_reconnect_changes_nothing(
     player = presence.get_player("p3")
     assert player is not None and player.connection_id == "c3-new"
     assert publisher.of_type("PlayerDisconnected") == []
-    assert _connection_ids(db) == {"c3-new"}
+    assert _connection_ids(storage) == {"c3-new"}
 
 
 def test_disconnecting_twice_or_an_unknown_connection_does_nothing(

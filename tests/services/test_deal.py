@@ -22,7 +22,7 @@ from shared_engine import (
     threshold_for,
 )
 from shared_engine.autoplay import auto_play_turn
-from tests.services.conftest import PLAYERS, build, item_keys, outbox, put_table
+from tests.services.conftest import PLAYERS, build, put_table, snapshot
 from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers, SeededEntropy
 
 pytestmark = pytest.mark.unit
@@ -73,18 +73,18 @@ def test_table_formed_deals_round_one_from_a_fresh_seed(
     (seed,) = entropy.issued
     state = loads(table.state)
     assert state == start_round(seed, dealer=4, account_jokers=state.account_jokers)
-    round_item = store.get_item("t1", "ROUND#0001")
-    assert round_item is not None
-    assert round_item["seed"]["S"] == seed
-    assert round_item["commitment"]["S"] == commitment(seed, shuffled(seed))
-    assert round_item["dealer"]["N"] == "4"
-    (started,) = outbox(round_item)
-    assert started["detail-type"] == "RoundStarted"
-    assert started["detail"] == {
+    assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
+    (dealt,) = store.records("t1").rounds
+    assert dealt.seed == seed
+    assert dealt.commitment == commitment(seed, shuffled(seed))
+    assert dealt.dealer == 4
+    (started,) = dealt.outbox
+    assert started.detail_type == "RoundStarted"
+    assert started.detail == {
         "table_id": "t1",
         "round": 1,
         "dealer": 4,
-        "commitment": round_item["commitment"]["S"],
+        "commitment": dealt.commitment,
         "version": 1,
     }
     assert timers.scheduled == [("t1", 1, clock.now() + 45)]
@@ -108,10 +108,10 @@ def test_table_formed_twice_deals_once(
     entropy: SeededEntropy,
 ) -> None:
     deal.table_formed(_formed())
-    first = store.history("t1")
+    first = snapshot(store, "t1")
     deal.table_formed(_formed())
-    assert store.history("t1") == first
-    assert item_keys(store, "t1", "ROUND#") == ["ROUND#0001"]
+    assert snapshot(store, "t1") == first
+    assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
     assert len(entropy.issued) == 1
     assert len(timers.scheduled) == 1
 
@@ -128,7 +128,7 @@ def test_the_next_round_is_dealt_once_with_the_match_totals(
     table = store.get_table("t1")
     assert table is not None and table.state is not None
     assert (table.round, table.version, table.turn_started) == (2, 51, 51)
-    assert item_keys(store, "t1", "ROUND#") == ["ROUND#0002"]
+    assert store.keys("t1", "ROUND#") == ["ROUND#0002"]
     state = loads(table.state)
     assert state.dealer == dealer_of_round(2) == 1
     assert state.turn == 2
@@ -141,9 +141,9 @@ def test_nothing_is_dealt_while_a_round_is_running(
     deal: DealService, store: GameStore, nxt: str
 ) -> None:
     put_table(store, "t1", start_round("r1"), mode=MatchMode.THREE_ROUNDS, version=7)
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     deal.round_scored(_scored("t1", 1, nxt))
-    assert store.history("t1") == before
+    assert snapshot(store, "t1") == before
 
 
 def test_nothing_is_dealt_after_the_end_or_for_a_finished_table(
@@ -152,21 +152,21 @@ def test_nothing_is_dealt_after_the_end_or_for_a_finished_table(
     finished = auto_play_round(start_round("r1"))
     put_table(store, "t1", finished, version=50)
     put_table(store, "t2", finished, version=50, status="finished")
-    before = (store.history("t1"), store.history("t2"))
+    before = (snapshot(store, "t1"), snapshot(store, "t2"))
     deal.round_scored(_scored("t1", 1, "end"))
     deal.round_scored(_scored("t2", 1, "round"))
     deal.deal("t2", 2)
     deal.deal("missing", 1)
-    assert (store.history("t1"), store.history("t2")) == before
+    assert (snapshot(store, "t1"), snapshot(store, "t2")) == before
     assert pusher.sent == []
 
 
 def test_a_late_round_scored_deals_nothing(deal: DealService, store: GameStore) -> None:
     """RoundScored of round 1 arriving again while round 2 is played."""
     put_table(store, "t1", start_round("r2", dealer=1), mode=MatchMode.THREE_ROUNDS, round_number=2)
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     deal.round_scored(_scored("t1", 1, "round"))
-    assert store.history("t1") == before
+    assert snapshot(store, "t1") == before
 
 
 def test_a_concurrent_deal_loses_quietly(
@@ -185,9 +185,9 @@ def test_a_concurrent_deal_loses_quietly(
     store.start_round = racing  # type: ignore[method-assign]
     deal.deal("t1", 1)
 
-    assert item_keys(store, "t1", "ROUND#") == ["ROUND#0001"]
-    round_item = store.get_item("t1", "ROUND#0001")
-    assert round_item is not None and round_item["seed"]["S"] == "rival-1"
+    assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
+    (dealt,) = store.records("t1").rounds
+    assert dealt.seed == "rival-1"
     table = store.get_table("t1")
     assert table is not None and table.version == 1
     # Only the winner pushed its deal.
@@ -216,7 +216,7 @@ def test_a_late_table_formed_leaves_players_where_they_are(
     for seat, player in PLAYERS.items():
         presence.add_connection(f"c{seat}", player.player_id, player.name, clock.now(), 60)
         presence.seat_player(player.player_id, player.name, "t2", seat)
-    before = store.history("t1")
+    before = snapshot(store, "t1")
 
     deal.table_formed(_formed("t1", MatchMode.ONE_ROUND))
 
@@ -224,4 +224,4 @@ def test_a_late_table_formed_leaves_players_where_they_are(
         seated = presence.get_player(player.player_id)
         assert seated is not None
         assert (seated.table_id, seated.seat) == ("t2", seat), f"{player.player_id} moved back"
-    assert store.history("t1") == before
+    assert snapshot(store, "t1") == before

@@ -27,8 +27,9 @@ from services.common.telemetry import RecordingTelemetry
 pytestmark = pytest.mark.unit
 
 
-def _moto_delivered(detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
-    """An EventBridge event as moto puts it on an SQS target: no ``account`` field."""
+def _delivered(detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """An EventBridge event as the local stack's bus puts it on an SQS target: no ``account``
+    field."""
     return {
         "version": "0",
         "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
@@ -42,9 +43,7 @@ def _moto_delivered(detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_an_envelope_without_account_is_accepted() -> None:
-    body = _moto_delivered(
-        "RoundEnded", {"table_id": "t1", "round": 2, "version": 40, "went_out": None}
-    )
+    body = _delivered("RoundEnded", {"table_id": "t1", "round": 2, "version": 40, "went_out": None})
     assert "account" not in body
     parsed = EventEnvelope.model_validate(body).parsed()
     assert parsed == RoundEnded(table_id="t1", round=2, version=40, went_out=None)
@@ -52,7 +51,7 @@ def test_an_envelope_without_account_is_accepted() -> None:
 
 def test_an_envelope_with_every_platform_field_is_accepted() -> None:
     body = {
-        **_moto_delivered(
+        **_delivered(
             "RoundStarted",
             {"table_id": "t1", "round": 1, "dealer": 4, "commitment": "c", "version": 1},
         ),
@@ -64,7 +63,7 @@ def test_an_envelope_with_every_platform_field_is_accepted() -> None:
 
 
 def test_a_detail_with_an_unknown_field_is_refused() -> None:
-    body = _moto_delivered(
+    body = _delivered(
         "RoundEnded",
         {"table_id": "t1", "round": 2, "version": 40, "went_out": None, "extra": 1},
     )
@@ -73,7 +72,7 @@ def test_a_detail_with_an_unknown_field_is_refused() -> None:
 
 
 def test_presence_events_without_a_table_parse() -> None:
-    body = _moto_delivered("PlayerDisconnected", {"player_id": "p1", "connection_id": "c1"})
+    body = _delivered("PlayerDisconnected", {"player_id": "p1", "connection_id": "c1"})
     parsed = EventEnvelope.model_validate(body).parsed()
     assert parsed == PlayerDisconnected(player_id="p1", connection_id="c1")
 
@@ -225,9 +224,7 @@ def _routes(seen: list[Any], telemetry: RecordingTelemetry) -> EventRoutes:
 
 
 def _ended() -> dict[str, Any]:
-    return _moto_delivered(
-        "RoundEnded", {"table_id": "t1", "round": 2, "version": 40, "went_out": 3}
-    )
+    return _delivered("RoundEnded", {"table_id": "t1", "round": 2, "version": 40, "went_out": 3})
 
 
 def test_a_routing_table_gives_each_event_its_use_case_parsed() -> None:

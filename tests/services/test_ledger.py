@@ -1,5 +1,6 @@
-"""The book, on the in-memory storage and on in-process DynamoDB (moto): its writes,
-guarded debits, idempotent bookings, the outcomes of refused ones, and reconciliation."""
+"""The book: its writes, guarded debits, idempotent bookings, the outcomes of refused ones,
+and reconciliation. ``BookContract`` runs on the in-memory storage here and on DynamoDB in
+``tests/integration/test_storage_contract.py``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 
 from services.common.ledger import Balance, Ledger, Posting, account_pk, escrow_account
+from services.common.memory_storage import MemoryStorage
 from services.common.unit_of_work import (
     Absent,
     AllOf,
@@ -21,16 +23,6 @@ from services.common.unit_of_work import (
 )
 
 pytestmark = pytest.mark.unit
-
-
-@pytest.fixture
-def storage(either_storage: Storage) -> Storage:
-    return either_storage
-
-
-@pytest.fixture
-def ledger(storage: Storage) -> Ledger:
-    return Ledger(storage)
 
 
 def fund(ledger: Ledger, account: str, points: int = 0, jokers: int = 0) -> None:
@@ -102,92 +94,100 @@ def test_guarded_debits_are_conditional_on_the_net_change(
     assert update.when == condition
 
 
-# --- book() -----------------------------------------------------------------------------
+# --- book() and reconcile(), on a storage -------------------------------------------------
 
 
-def test_book_changes_balances_and_appends_entries_together(ledger: Ledger) -> None:
-    assert ledger.balance("nobody") == Balance(0, 0)
-    fund(ledger, "p1", 1000, 2)
-    booked = ledger.book(
-        [
-            Posting("p1", "t:escrow:1", "escrow", points=-500, match="t", guarded=True),
-            Posting(escrow_account("t"), "t:escrow:1", "escrow", points=500, match="t"),
-        ],
-        2.0,
-    )
-    assert isinstance(booked, Committed)
-    assert ledger.balance("p1") == Balance(500, 2)
-    assert ledger.balance("escrow:t") == Balance(500, 0)
-    assert keys(ledger, "p1") == ["ENTRY#t:escrow:1", "ENTRY#welcome"]
-    assert keys(ledger, "escrow:t") == ["ENTRY#t:escrow:1"]
-    for account in ("p1", "escrow:t"):
-        stored, summed = ledger.reconcile(account)
-        assert stored == summed
+class BookContract:
+    """The book's cases on a storage; a subclass provides ``storage``."""
+
+    @pytest.fixture
+    def ledger(self, storage: Storage) -> Ledger:
+        return Ledger(storage)
+
+    def test_book_changes_balances_and_appends_entries_together(self, ledger: Ledger) -> None:
+        assert ledger.balance("nobody") == Balance(0, 0)
+        fund(ledger, "p1", 1000, 2)
+        booked = ledger.book(
+            [
+                Posting("p1", "t:escrow:1", "escrow", points=-500, match="t", guarded=True),
+                Posting(escrow_account("t"), "t:escrow:1", "escrow", points=500, match="t"),
+            ],
+            2.0,
+        )
+        assert isinstance(booked, Committed)
+        assert ledger.balance("p1") == Balance(500, 2)
+        assert ledger.balance("escrow:t") == Balance(500, 0)
+        assert keys(ledger, "p1") == ["ENTRY#t:escrow:1", "ENTRY#welcome"]
+        assert keys(ledger, "escrow:t") == ["ENTRY#t:escrow:1"]
+        for account in ("p1", "escrow:t"):
+            stored, summed = ledger.reconcile(account)
+            assert stored == summed
+
+    def test_book_is_idempotent_and_all_or_nothing(self, ledger: Ledger) -> None:
+        postings = [
+            Posting("p1", "t:settlement:1", "settlement", points=1000, match="t"),
+            Posting("p2", "t:settlement:2", "settlement", points=-1000, match="t"),
+        ]
+        assert isinstance(ledger.book(postings, 1.0), Committed)
+        assert ledger.book(postings, 2.0) == AlreadyDone()
+        # One posting already booked and one new: neither is booked again.
+        again = [postings[1], Posting("p3", "t:settlement:3", "settlement", points=7)]
+        assert ledger.book(again, 3.0) == AlreadyDone()
+        assert ledger.balance("p1") == Balance(1000, 0)
+        assert ledger.balance("p2") == Balance(-1000, 0)
+        assert ledger.balance("p3") == Balance(0, 0)
+        assert keys(ledger, "p3") == []
+        assert keys(ledger, "p2") == ["ENTRY#t:settlement:2"]
+
+    def test_an_uncovered_guarded_debit_books_nothing(self, ledger: Ledger) -> None:
+        fund(ledger, "rich", 1000, 1)
+        fund(ledger, "poor", 99, 0)
+        stakes = [
+            Posting(player, f"t:escrow:{player}", "escrow", points=-100, match="t", guarded=True)
+            for player in ("rich", "poor", "absent")
+        ] + [Posting("escrow:t", "t:escrow:all", "escrow", points=300, match="t")]
+        # Every account that fell short, in the order of the postings; no account was touched.
+        assert ledger.book(stakes, 1.0) == Short(("poor", "absent"))
+        assert ledger.balance("rich") == Balance(1000, 1)
+        assert ledger.balance("poor") == Balance(99, 0)
+        assert keys(ledger, "rich") == ["ENTRY#welcome"]
+        assert keys(ledger, "escrow:t") == []
+
+        joker = Posting("rich", "t:joker:1", "joker", jokers=-2, guarded=True)
+        assert ledger.book([joker], 1.0) == Short(("rich",))
+        # Exactly covered is covered.
+        exact = Posting("poor", "t:exact", "escrow", points=-99, guarded=True)
+        assert isinstance(ledger.book([exact], 1.0), Committed)
+        assert ledger.balance("poor") == Balance(0, 0)
+        # An unguarded debit (a lost match) may go below zero.
+        lost = Posting("poor", "t:settlement:2", "settlement", points=-1000)
+        assert isinstance(ledger.book([lost], 1.0), Committed)
+        assert ledger.balance("poor") == Balance(-1000, 0)
+
+    def test_an_existing_entry_wins_over_a_short_balance(self, ledger: Ledger) -> None:
+        """The booking happened before: it is done, not refused for lack of funds."""
+        postings = [Posting("p1", "t:settlement:1", "settlement", points=10, match="t")]
+        ledger.book(postings, 1.0)
+        short = [Posting("p1", "t:settlement:1", "settlement", points=-10_000, guarded=True)]
+        assert ledger.book(short, 1.0) == AlreadyDone()
+
+    def test_reconcile_sums_every_entry_and_sees_a_drift(
+        self, ledger: Ledger, storage: Storage
+    ) -> None:
+        for i in range(30):
+            ledger.book([Posting("p1", f"k{i:02d}", "external", points=i, jokers=i % 2)], float(i))
+        stored, summed = ledger.reconcile("p1")
+        assert stored == summed == Balance(sum(range(30)), 15)
+        assert len(ledger.entries("p1")) == 30
+
+        # A balance changed without its entry is what reconcile exists to catch.
+        storage.commit([Update("ledger", Balance.key_of("p1"), add={"points": 1})])
+        stored, summed = ledger.reconcile("p1")
+        assert stored.points == summed.points + 1
+        assert ledger.reconcile("nobody") == (Balance(0, 0), Balance(0, 0))
 
 
-def test_book_is_idempotent_and_all_or_nothing(ledger: Ledger) -> None:
-    postings = [
-        Posting("p1", "t:settlement:1", "settlement", points=1000, match="t"),
-        Posting("p2", "t:settlement:2", "settlement", points=-1000, match="t"),
-    ]
-    assert isinstance(ledger.book(postings, 1.0), Committed)
-    assert ledger.book(postings, 2.0) == AlreadyDone()
-    # One posting already booked and one new: neither is booked again.
-    again = [postings[1], Posting("p3", "t:settlement:3", "settlement", points=7)]
-    assert ledger.book(again, 3.0) == AlreadyDone()
-    assert ledger.balance("p1") == Balance(1000, 0)
-    assert ledger.balance("p2") == Balance(-1000, 0)
-    assert ledger.balance("p3") == Balance(0, 0)
-    assert keys(ledger, "p3") == []
-    assert keys(ledger, "p2") == ["ENTRY#t:settlement:2"]
-
-
-def test_an_uncovered_guarded_debit_books_nothing(ledger: Ledger) -> None:
-    fund(ledger, "rich", 1000, 1)
-    fund(ledger, "poor", 99, 0)
-    stakes = [
-        Posting(player, f"t:escrow:{player}", "escrow", points=-100, match="t", guarded=True)
-        for player in ("rich", "poor", "absent")
-    ] + [Posting("escrow:t", "t:escrow:all", "escrow", points=300, match="t")]
-    # Every account that fell short, in the order of the postings; no account was touched.
-    assert ledger.book(stakes, 1.0) == Short(("poor", "absent"))
-    assert ledger.balance("rich") == Balance(1000, 1)
-    assert ledger.balance("poor") == Balance(99, 0)
-    assert keys(ledger, "rich") == ["ENTRY#welcome"]
-    assert keys(ledger, "escrow:t") == []
-
-    joker = Posting("rich", "t:joker:1", "joker", jokers=-2, guarded=True)
-    assert ledger.book([joker], 1.0) == Short(("rich",))
-    # Exactly covered is covered.
-    exact = Posting("poor", "t:exact", "escrow", points=-99, guarded=True)
-    assert isinstance(ledger.book([exact], 1.0), Committed)
-    assert ledger.balance("poor") == Balance(0, 0)
-    # An unguarded debit (a lost match) may go below zero.
-    lost = Posting("poor", "t:settlement:2", "settlement", points=-1000)
-    assert isinstance(ledger.book([lost], 1.0), Committed)
-    assert ledger.balance("poor") == Balance(-1000, 0)
-
-
-def test_an_existing_entry_wins_over_a_short_balance(ledger: Ledger) -> None:
-    """The booking happened before: it is done, not refused for lack of funds."""
-    postings = [Posting("p1", "t:settlement:1", "settlement", points=10, match="t")]
-    ledger.book(postings, 1.0)
-    short = [Posting("p1", "t:settlement:1", "settlement", points=-10_000, guarded=True)]
-    assert ledger.book(short, 1.0) == AlreadyDone()
-
-
-# --- reconcile() -------------------------------------------------------------------------
-
-
-def test_reconcile_sums_every_entry_and_sees_a_drift(ledger: Ledger, storage: Storage) -> None:
-    for i in range(30):
-        ledger.book([Posting("p1", f"k{i:02d}", "external", points=i, jokers=i % 2)], float(i))
-    stored, summed = ledger.reconcile("p1")
-    assert stored == summed == Balance(sum(range(30)), 15)
-    assert len(ledger.entries("p1")) == 30
-
-    # A balance changed without its entry is what reconcile exists to catch.
-    storage.commit([Update("ledger", Balance.key_of("p1"), add={"points": 1})])
-    stored, summed = ledger.reconcile("p1")
-    assert stored.points == summed.points + 1
-    assert ledger.reconcile("nobody") == (Balance(0, 0), Balance(0, 0))
+class TestBookInMemory(BookContract):
+    @pytest.fixture
+    def storage(self) -> Storage:
+        return MemoryStorage()

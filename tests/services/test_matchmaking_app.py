@@ -1,9 +1,10 @@
-"""MatchmakingService on in-process DynamoDB (moto) with fakes for the pusher, the clock,
-the telemetry and Step Functions: tickets, forming tables, and each pass of a ticket."""
+"""MatchmakingService on the in-memory storage with fakes for the pusher, the clock, the
+telemetry and Step Functions: tickets, forming tables, and each pass of a ticket."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,12 +13,20 @@ import pytest
 from services.common import constants
 from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
 from services.common.ledger import Balance, Ledger, Posting, escrow_account
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.protocol import CreateTable, Queue
-from services.common.records import QUEUE_SHARDS, queue_shard
+from services.common.records import (
+    QUEUE_SHARDS,
+    Player,
+    QueueTicket,
+    queue_pk,
+    queue_shard,
+    table_key,
+)
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import DynamoStorage
+from services.common.unit_of_work import Item, Key, Outcome, Put, Storage, TableKind, Update, Write
 from services.matchmaking.app import SOURCE, MatchmakingService
 from services.matchmaking.forming import ENTRY_TTL, Tables
 from services.matchmaking.lobbies import Lobbies
@@ -26,7 +35,6 @@ from services.matchmaking.rematch import Rematches, rematch_code
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 from shared_engine import MatchMode
-from tests.services.conftest import outbox
 from tests.services.fakes import FakeClock, RecordingPusher
 
 pytestmark = pytest.mark.unit
@@ -53,26 +61,28 @@ class FakeMachine:
         return [json.loads(call["input"])["ticket"] for call in self.started]
 
 
-class CountingClient:
-    """The DynamoDB client, keeping every transaction it was asked to write, and in
-    ``calls`` the partition key of every query and a mark for every transaction."""
+class CountingStorage:
+    """The storage, keeping every commit it was asked for, and in ``calls`` the partition
+    key of every query and a mark for every commit."""
 
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self.transactions: list[list[dict[str, Any]]] = []
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self.commits: list[list[Write]] = []
         self.calls: list[str] = []
 
-    def query(self, **kwargs: Any) -> Any:
-        self.calls.append(kwargs["ExpressionAttributeValues"][":pk"]["S"])
-        return self._client.query(**kwargs)
+    def get(self, table: TableKind, key: Key, *, consistent: bool = True) -> Item | None:
+        return self._storage.get(table, key, consistent=consistent)
 
-    def transact_write_items(self, **kwargs: Any) -> Any:
-        self.transactions.append(kwargs["TransactItems"])
-        self.calls.append("transaction")
-        return self._client.transact_write_items(**kwargs)
+    def query(
+        self, table: TableKind, pk: str, *, prefix: str | None = None, limit: int | None = None
+    ) -> list[Item]:
+        self.calls.append(pk)
+        return self._storage.query(table, pk, prefix=prefix, limit=limit)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
+    def commit(self, writes: Sequence[Write]) -> Outcome:
+        self.commits.append(list(writes))
+        self.calls.append("commit")
+        return self._storage.commit(writes)
 
 
 @dataclass
@@ -80,8 +90,8 @@ class World:
     """The service under test and everything around it."""
 
     service: MatchmakingService
-    db: Any
-    counting: CountingClient
+    storage: MemoryStorage
+    counting: CountingStorage
     players: PlayerStore
     lobbies: LobbyStore
     ledger: Ledger
@@ -107,30 +117,22 @@ class World:
     def fund(self, player: str, points: int) -> None:
         self.ledger.book([Posting(player, "welcome", "welcome", points=points)], 0.0)
 
-    def entries(self, queue_key: str = QUICK) -> list[dict[str, Any]]:
+    def shard(self, queue_key: str, shard: int) -> list[QueueTicket]:
+        """The entries one partition of the queue holds."""
+        items = self.storage.query("matchmaking", queue_pk(queue_key, shard))
+        return [QueueTicket.from_item(queue_key, item) for item in items]
+
+    def entries(self, queue_key: str = QUICK) -> list[QueueTicket]:
         """Every shard's entries of the queue, oldest first."""
-        items = []
-        for shard in range(QUEUE_SHARDS):
-            page = self.db.query(
-                TableName=constants.MATCHMAKING.name,
-                KeyConditionExpression="pk = :pk",
-                ExpressionAttributeValues={":pk": {"S": f"QUEUE#{queue_key}#{shard}"}},
-                ConsistentRead=True,
-            )
-            items += page["Items"]
-        return sorted(items, key=lambda item: item["sk"]["S"])
+        found = [e for shard in range(QUEUE_SHARDS) for e in self.shard(queue_key, shard)]
+        return sorted(found, key=lambda entry: entry.sk)
 
     def waiting(self, queue_key: str = QUICK) -> list[str]:
-        return [i["player_id"]["S"] for i in self.entries(queue_key)]
+        return [e.player_id for e in self.entries(queue_key)]
 
-    def player(self, player_id: str) -> dict[str, Any]:
-        return dict(
-            self.db.get_item(
-                TableName=constants.PLAYERS.name,
-                Key={"player_id": {"S": player_id}},
-                ConsistentRead=True,
-            ).get("Item", {})
-        )
+    def player(self, player_id: str) -> Player:
+        """Where the player item says the player is (nowhere, if nothing was written)."""
+        return self.presence.get_player(player_id) or Player(player_id, "")
 
     def codes(self, player_id: str) -> list[str]:
         return [m["code"] for m in self.pusher.to(f"c-{player_id}", "error")]
@@ -142,18 +144,17 @@ class World:
 
 @pytest.fixture
 def w(
-    db: Any,
+    storage: MemoryStorage,
     presence: PresenceStore,
     pusher: RecordingPusher,
     clock: FakeClock,
     telemetry: RecordingTelemetry,
 ) -> World:
-    counting = CountingClient(db)
-    storage = DynamoStorage.default(counting)
-    players = PlayerStore(storage)
-    lobbies = LobbyStore(storage)
-    ledger = Ledger(DynamoStorage.default(db))
-    store = GameStore(DynamoStorage.default(counting))
+    counting = CountingStorage(storage)
+    players = PlayerStore(counting)
+    lobbies = LobbyStore(counting)
+    ledger = Ledger(storage)
+    store = GameStore(counting)
     machine = FakeMachine()
     tables = Tables(clock, SOURCE)
     replies = Replies(players=players, pusher=pusher, telemetry=telemetry)
@@ -167,7 +168,7 @@ def w(
     )
     service = MatchmakingService(
         queues=Queues(
-            store=QueueStore(storage),
+            store=QueueStore(counting),
             players=players,
             tables=tables,
             replies=replies,
@@ -197,7 +198,7 @@ def w(
     )
     return World(
         service,
-        db,
+        storage,
         counting,
         players,
         lobbies,
@@ -220,14 +221,15 @@ def test_queue_writes_the_entry_and_starts_a_ticket(w: World) -> None:
     now = w.clock.now()
 
     (entry,) = w.entries()
-    assert entry["sk"]["S"] == f"{now:017.6f}#p1"
-    assert entry["player_id"]["S"] == "p1"
-    assert entry["name"]["S"] == "P1"
-    assert float(entry["queue_expires_at"]["N"]) == now + 120
-    assert int(entry["expires_at"]["N"]) == int(now + 120) + ENTRY_TTL
-    item = w.player("p1")
-    assert (item["queue_key"]["S"], item["queue_sk"]["S"]) == (QUICK, entry["sk"]["S"])
-    assert item["ticket"]["S"] == entry["ticket"]["S"]
+    assert entry.sk == f"{now:017.6f}#p1"
+    assert entry.player_id == "p1"
+    assert entry.name == "P1"
+    assert entry.expires_at == now + 120
+    stored = w.storage.get("matchmaking", entry.key)
+    assert stored is not None and stored["expires_at"] == int(now + 120) + ENTRY_TTL, "its TTL"
+    player = w.player("p1")
+    assert (player.queue_key, player.queue_sk) == (QUICK, entry.sk)
+    assert player.ticket == entry.ticket
 
     assert w.pusher.to("c-p1") == [
         {
@@ -240,14 +242,14 @@ def test_queue_writes_the_entry_and_starts_a_ticket(w: World) -> None:
     ]
     (started,) = w.machine.started
     assert started["stateMachineArn"] == ARN
-    assert started["name"] == entry["ticket"]["S"]
+    assert started["name"] == entry.ticket
     assert json.loads(started["input"]) == {
         "ticket": {
             "player_id": "p1",
             "queue_key": QUICK,
-            "sk": entry["sk"]["S"],
+            "sk": entry.sk,
             "name": "P1",
-            "ticket": entry["ticket"]["S"],
+            "ticket": entry.ticket,
             "expires_at": now + 120,
             "poll_seconds": 2,
         }
@@ -280,7 +282,7 @@ def test_arena_stakes_must_be_listed_and_covered(w: World) -> None:
     w.queue("p1", MatchMode.ARENA, 500)
     assert w.codes("p1") == ["invalid_stake", "insufficient_balance"]
     assert w.machine.started == []
-    assert "queue_key" not in w.player("p1")
+    assert w.player("p1").queue_key is None
 
     w.queue("p1", MatchMode.ARENA, 100)
     assert w.waiting("arena:twos-meld:100") == ["p1"]
@@ -299,19 +301,20 @@ def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
     w.online(*players)
     for p in players:
         w.queue(p)
-    w.counting.transactions.clear()
+    w.counting.commits.clear()
 
     assert w.service.queues.form_tables(QUICK) == 1
-    assert len(w.counting.transactions) == 1
+    assert len(w.counting.commits) == 1
     assert w.telemetry.metrics["tables_formed"] == 1
-    table_id = w.player("p1")["table_id"]["S"]
+    table_id = w.player("p1").table_id
+    assert table_id is not None
     for seat, p in enumerate(players[:4], start=1):
-        item = w.player(p)
-        assert (item["table_id"]["S"], int(item["seat"]["N"])) == (table_id, seat)
-        assert not {"queue_key", "queue_sk", "ticket"} & item.keys()
+        player = w.player(p)
+        assert (player.table_id, player.seat) == (table_id, seat)
+        assert (player.queue_key, player.queue_sk, player.ticket) == (None, None, None)
     # The fifth keeps waiting.
     assert w.waiting() == ["p5"]
-    assert "queue_key" in w.player("p5")
+    assert w.player("p5").queue_key is not None
 
     table = w.store.get_table(table_id)
     assert table is not None
@@ -322,11 +325,9 @@ def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
         0,
         0,
     )
-    stored = w.store.get_item(table_id, constants.TABLE_SK)
-    assert stored is not None
-    (formed,) = json.loads(stored["outbox"]["S"])
-    assert (formed["detail-type"], formed["source"]) == ("TableFormed", "canasta.matchmaking")
-    assert formed["detail"] == {
+    (formed,) = w.store.table_outbox(table_id)
+    assert (formed.detail_type, formed.source) == ("TableFormed", "canasta.matchmaking")
+    assert formed.detail == {
         "table_id": table_id,
         "mode": "one_round",
         "variant": "twos-meld",
@@ -349,7 +350,11 @@ def test_a_queue_spreads_its_entries_over_shards_by_player(w: World) -> None:
     w.online(*players)
     for p in players:
         w.queue(p)
-    pks = {e["player_id"]["S"]: e["pk"]["S"] for e in w.entries()}
+    pks = {
+        e.player_id: queue_pk(QUICK, shard)
+        for shard in range(QUEUE_SHARDS)
+        for e in w.shard(QUICK, shard)
+    }
     assert pks == {p: f"QUEUE#{QUICK}#{queue_shard(p)}" for p in players}
     assert len(set(pks.values())) == QUEUE_SHARDS  # 32 players fill all 8
     # The player item names the entry: leaving deletes it from its own shard.
@@ -369,9 +374,9 @@ def test_a_pass_seats_the_four_oldest_of_its_own_shard_with_one_read(w: World) -
     w.counting.calls.clear()
 
     assert w.service.queues.try_match(ticket) == "seated"
-    queries = [c for c in w.counting.calls if c.startswith("QUEUE#") or c == "transaction"]
-    assert queries[:2] == [f"QUEUE#{QUICK}#3", "transaction"]
-    assert {w.player(p)["seat"]["N"] for p in own} == {"1", "2", "3", "4"}
+    queries = [c for c in w.counting.calls if c.startswith("QUEUE#") or c == "commit"]
+    assert queries[:2] == [f"QUEUE#{QUICK}#3", "commit"]
+    assert {w.player(p).seat for p in own} == {1, 2, 3, 4}
     assert w.waiting() == older
 
 
@@ -385,8 +390,8 @@ def test_a_pass_short_in_its_shard_seats_the_four_oldest_of_every_shard(w: World
 
     assert w.service.queues.form_tables(QUICK, 6) == 1
     shards = [f"QUEUE#{QUICK}#{(6 + n) % QUEUE_SHARDS}" for n in range(QUEUE_SHARDS)]
-    assert w.counting.calls[: QUEUE_SHARDS + 1] == [*shards, "transaction"]
-    seated = {p: int(w.player(p)["seat"]["N"]) for p in players[:4]}
+    assert w.counting.calls[: QUEUE_SHARDS + 1] == [*shards, "commit"]
+    seated = {p: w.player(p).seat for p in players[:4]}
     assert seated == {p: seat for seat, p in enumerate(players[:4], start=1)}
     assert w.waiting() == players[4:]
 
@@ -396,11 +401,11 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
     w.online(*players)
     for p in players:
         w.queue(p)
-    w.counting.transactions.clear()
+    w.counting.commits.clear()
     assert w.service.queues.form_tables(QUICK) == 2
-    assert len(w.counting.transactions) == 2
-    first = {w.player(p)["table_id"]["S"] for p in players[:4]}
-    second = {w.player(p)["table_id"]["S"] for p in players[4:]}
+    assert len(w.counting.commits) == 2
+    first = {w.player(p).table_id for p in players[:4]}
+    second = {w.player(p).table_id for p in players[4:]}
     assert len(first) == len(second) == 1
     assert first != second
     assert w.entries() == []
@@ -409,9 +414,9 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
     for p in ("q1", "q2", "q3"):
         w.queue(p)
     w.queue("q4", variant="classic")  # another queue does not complete this one
-    w.counting.transactions.clear()
+    w.counting.commits.clear()
     assert w.service.queues.form_tables(QUICK) == 0
-    assert w.counting.transactions == []
+    assert w.counting.commits == []
     assert w.waiting() == ["q1", "q2", "q3"]
 
 
@@ -421,11 +426,12 @@ def _arena_table(w: World, players: list[str]) -> tuple[str, list[str]]:
     for p in players:
         w.fund(p, 1000)
         w.queue(p, MatchMode.ARENA, 500)
-    w.counting.transactions.clear()
+    w.counting.commits.clear()
     assert w.service.queues.form_tables("arena:twos-meld:500") == 1
-    (items,) = w.counting.transactions
-    table_id = w.player(players[0])["table_id"]["S"]
-    return table_id, [i["Put"]["Item"]["sk"]["S"] for i in items if "Put" in i]
+    (writes,) = w.counting.commits
+    table_id = w.player(players[0]).table_id
+    assert table_id is not None
+    return table_id, [str(write.item["sk"]) for write in writes if isinstance(write, Put)]
 
 
 def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: World) -> None:
@@ -448,10 +454,8 @@ def test_a_bot_that_queued_like_a_person_makes_the_table_practice(w: World) -> N
     table = w.store.get_table(table_id)
     assert table is not None
     assert [table.seats[s].bot for s in (1, 2, 3, 4)] == [False, True, False, False]
-    stored = w.store.get_item(table_id, constants.TABLE_SK)
-    assert stored is not None
-    (formed,) = json.loads(stored["outbox"]["S"])
-    assert formed["detail"]["seats"]["2"]["bot"] is True
+    (formed,) = w.store.table_outbox(table_id)
+    assert formed.detail["seats"]["2"]["bot"] is True
 
 
 def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) -> None:
@@ -464,7 +468,8 @@ def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) ->
 
     assert w.service.queues.form_tables("arena:twos-meld:100") == 0
     assert w.codes("p2") == ["insufficient_balance"]
-    assert not {"queue_key", "ticket", "table_id"} & w.player("p2").keys()
+    dropped = w.player("p2")
+    assert (dropped.queue_key, dropped.ticket, dropped.table_id) == (None, None, None)
     assert w.waiting("arena:twos-meld:100") == ["p1", "p3", "p4"]
     for p in ("p1", "p3", "p4"):
         assert w.codes(p) == []
@@ -474,7 +479,7 @@ def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) ->
     w.fund("p5", 100)
     w.queue("p5", MatchMode.ARENA, 100)
     assert w.service.queues.form_tables("arena:twos-meld:100") == 1
-    table = w.store.get_table(w.player("p5")["table_id"]["S"])
+    table = w.store.get_table(str(w.player("p5").table_id))
     assert table is not None
     assert [p.player_id for _, p in sorted(table.seats.items())] == ["p1", "p3", "p4", "p5"]
 
@@ -485,14 +490,11 @@ def test_a_stale_entry_is_removed_and_does_not_block_the_queue(w: World) -> None
     w.online(*players)
     for p in players:
         w.queue(p)
-    w.db.update_item(
-        TableName=constants.PLAYERS.name,
-        Key={"player_id": {"S": "p2"}},
-        UpdateExpression="REMOVE queue_key, queue_sk, ticket",
-    )
+    lost = Update("players", Player.key_of("p2"), remove=("queue_key", "queue_sk", "ticket"))
+    w.storage.commit([lost])
     assert w.service.queues.form_tables(QUICK) == 1
-    assert "table_id" not in w.player("p2")
-    assert [p for p in players if "table_id" in w.player(p)] == ["p1", "p3", "p4", "p5"]
+    assert w.player("p2").table_id is None
+    assert [p for p in players if w.player(p).table_id is not None] == ["p1", "p3", "p4", "p5"]
     assert w.entries() == []
 
 
@@ -509,7 +511,8 @@ def test_try_match_waiting_then_expired(w: World) -> None:
     w.clock.advance(0.1)
     assert w.service.queues.try_match(ticket) == "expired"
     assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
-    assert not {"queue_key", "queue_sk", "ticket"} & w.player("p1").keys()
+    expired = w.player("p1")
+    assert (expired.queue_key, expired.queue_sk, expired.ticket) == (None, None, None)
     assert w.entries() == []
     assert w.telemetry.metrics["tickets_expired"] == 1
     # The next pass finds the ticket gone.
@@ -522,7 +525,8 @@ def test_try_match_seats_the_four_and_says_so_to_each(w: World) -> None:
     for p in players:
         w.queue(p)
     assert [w.service.queues.try_match(w.ticket(p)) for p in players] == ["seated"] * 4
-    assert len({w.player(p)["table_id"]["S"] for p in players}) == 1
+    tables = {w.player(p).table_id for p in players}
+    assert len(tables) == 1 and None not in tables
 
 
 def test_seating_wins_over_expiry(w: World) -> None:
@@ -532,7 +536,7 @@ def test_seating_wins_over_expiry(w: World) -> None:
         w.queue(p)
     w.clock.advance(500)
     assert w.service.queues.try_match(w.ticket("p1")) == "seated"
-    assert all("table_id" in w.player(p) for p in players)
+    assert all(w.player(p).table_id is not None for p in players)
 
 
 def test_try_match_of_a_ticket_the_player_no_longer_holds_is_gone(w: World) -> None:
@@ -548,7 +552,7 @@ def test_try_match_of_a_ticket_the_player_no_longer_holds_is_gone(w: World) -> N
     assert second["ticket"] != first["ticket"]
     w.clock.advance(1000)
     assert w.service.queues.try_match(first) == "gone"
-    assert "queue_key" in w.player("p1")
+    assert w.player("p1").queue_key is not None
     assert w.service.queues.try_match(second) == "expired"
 
 
@@ -573,7 +577,8 @@ def test_match_over_frees_only_that_tables_humans(w: World) -> None:
     for p in players:
         w.queue(p)
     w.service.queues.form_tables(QUICK)
-    table_id = w.player("p1")["table_id"]["S"]
+    table_id = w.player("p1").table_id
+    assert table_id is not None
     seats = {str(i): SeatPlayer(player_id=p, name=p) for i, p in enumerate(players, start=1)}
     other = MatchEnded(
         table_id="another",
@@ -585,9 +590,9 @@ def test_match_over_frees_only_that_tables_humans(w: World) -> None:
         seats=seats,  # type: ignore[arg-type]
     )
     w.service.match_over(other)
-    assert all(w.player(p)["table_id"]["S"] == table_id for p in players)
+    assert all(w.player(p).table_id == table_id for p in players)
     w.service.match_over(other.model_copy(update={"table_id": table_id}))
-    assert all(not {"table_id", "seat"} & w.player(p).keys() for p in players)
+    assert all((w.player(p).table_id, w.player(p).seat) == (None, None) for p in players)
     w.queue("p1")
     assert w.waiting() == ["p1"]
 
@@ -598,7 +603,7 @@ def test_a_disconnected_player_leaves_the_queue_silently(w: World) -> None:
     w.pusher.clear()
     w.service.player_disconnected(PlayerDisconnected(player_id="p1", connection_id="c-p1"))
     assert w.entries() == []
-    assert "queue_key" not in w.player("p1")
+    assert w.player("p1").queue_key is None
     assert w.pusher.sent == []
 
 
@@ -616,14 +621,14 @@ def test_leave_racing_the_table_does_not_tell_a_seated_player_they_left(
         w.queue(p)
     queued = w.players.player("p1")
     w.service.queues.form_tables(QUICK)
-    assert "table_id" in w.player("p1")
+    assert w.player("p1").table_id is not None
     w.pusher.clear()
 
     reads = iter([queued])
     real = w.players.player
     monkeypatch.setattr(w.players, "player", lambda pid: next(reads, None) or real(pid))
     w.service.leave("p1", "c-p1")
-    assert "table_id" in w.player("p1")
+    assert w.player("p1").table_id is not None
     assert w.pusher.to("c-p1", "queue_left") == [], "a seated player was told they left the queue"
 
 
@@ -635,13 +640,15 @@ def _lobby_of(w: World, host: str) -> str:
     w.service.lobbies.create_table(
         host, host.upper(), f"c-{host}", CreateTable(action="create_table", mode="one_round")
     )
-    return str(w.player(host)["lobby"]["S"])
+    code = w.player(host).lobby
+    assert code is not None
+    return code
 
 
 def test_the_hosts_level_is_stored_on_every_bot_seat_and_in_table_formed(w: World) -> None:
     _lobby_of(w, "h1")
     w.service.receive(("h1", "H1"), "c-h1", '{"action": "fill_bots", "level": "hard"}')
-    table_id = w.player("h1")["table_id"]["S"]
+    table_id = str(w.player("h1").table_id)
     table = w.store.get_table(table_id)
     assert table is not None
     assert {s: (p.bot, p.level) for s, p in table.seats.items()} == {
@@ -650,17 +657,17 @@ def test_the_hosts_level_is_stored_on_every_bot_seat_and_in_table_formed(w: Worl
         3: (True, "hard"),
         4: (True, "hard"),
     }
-    (item,) = [i for i in w.store.history(table_id) if outbox(i)]
-    (formed,) = outbox(item)
-    assert formed["detail-type"] == "TableFormed"
-    levels = {s: p.get("level") for s, p in formed["detail"]["seats"].items()}
+    assert w.store.keys(table_id) == [constants.TABLE_SK]
+    (formed,) = w.store.table_outbox(table_id)
+    assert formed.detail_type == "TableFormed"
+    levels = {s: p.get("level") for s, p in formed.detail["seats"].items()}
     assert levels == {"1": None, "2": "hard", "3": "hard", "4": "hard"}
 
 
 def test_fill_bots_defaults_to_normal(w: World) -> None:
     _lobby_of(w, "h2")
     w.service.receive(("h2", "H2"), "c-h2", '{"action": "fill_bots"}')
-    table = w.store.get_table(w.player("h2")["table_id"]["S"])
+    table = w.store.get_table(str(w.player("h2").table_id))
     assert table is not None
     assert [p.level for p in table.seats.values() if p.bot] == ["normal"] * 3
 
@@ -672,7 +679,7 @@ def test_a_malformed_level_is_refused_and_the_lobby_waits(w: World, level: str) 
     w.service.receive(("h3", "H3"), "c-h3", f'{{"action": "fill_bots", "level": {level}}}')
     assert w.codes("h3") == ["malformed"]
     assert w.lobbies.lobby(code) == before
-    assert "table_id" not in w.player("h3")
+    assert w.player("h3").table_id is None
 
 
 # --- playing again ------------------------------------------------------------------------
@@ -686,17 +693,11 @@ def _ended_friends_table(w: World, players: list[str]) -> str:
     for p in players[1:]:
         w.service.lobbies.join_table(p, p.upper(), f"c-{p}", code)
     w.service.lobbies.fill_bots(players[0], f"c-{players[0]}", level="easy")
-    table_id = w.player(players[0])["table_id"]["S"]
+    table_id = str(w.player(players[0]).table_id)
     table = w.store.get_table(table_id)
     assert table is not None and table_id.startswith("f-")
-    w.db.update_item(
-        TableName=constants.GAMES.name,
-        Key={"pk": {"S": constants.table_pk(table_id)}, "sk": {"S": constants.TABLE_SK}},
-        UpdateExpression="SET #status = :finished",
-        ExpressionAttributeNames={"#status": "status"},
-        ExpressionAttributeValues={":finished": {"S": "finished"}},
-    )
-    return str(table_id)
+    w.storage.commit([Update("games", table_key(table_id), set={"status": "finished"})])
+    return table_id
 
 
 def _rematch(w: World, player: str, table_id: str) -> None:
@@ -711,8 +712,8 @@ def test_a_player_whose_release_has_not_arrived_takes_their_rematch_seat(w: Worl
     _rematch(w, "e2", ended)
     assert w.codes("e2") == []
     item = w.player("e2")
-    assert "lobby" in item and not {"table_id", "seat"} & item.keys()
-    lobby = w.lobbies.lobby(item["lobby"]["S"])
+    assert item.lobby is not None and (item.table_id, item.seat) == (None, None)
+    lobby = w.lobbies.lobby(item.lobby)
     assert lobby is not None and lobby.rematch_of == ended
     bot = w.store.get_table(ended).seats[4]  # type: ignore[union-attr]
     assert lobby.seats == {2: SeatPlayer(player_id="e2", name="E2"), 4: bot}
@@ -730,16 +731,13 @@ def test_a_player_whose_release_has_not_arrived_takes_their_rematch_seat(w: Worl
         )
     )
     assert w.player("e2") == item
-    assert not {"table_id", "seat"} & w.player("e1").keys()
+    assert (w.player("e1").table_id, w.player("e1").seat) == (None, None)
 
 
 def test_a_player_at_another_live_table_is_refused_and_nothing_changes(w: World) -> None:
     ended = _ended_friends_table(w, ["g1", "g2", "g3"])
-    w.db.update_item(
-        TableName=constants.PLAYERS.name,
-        Key={"player_id": {"S": "g3"}},
-        UpdateExpression="SET table_id = :other",
-        ExpressionAttributeValues={":other": {"S": "another-live-table"}},
+    w.storage.commit(
+        [Update("players", Player.key_of("g3"), set={"table_id": "another-live-table"})]
     )
     before = w.player("g3")
     _rematch(w, "g3", ended)

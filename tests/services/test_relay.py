@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from services.common.dynamo_storage import to_item
 from services.common.telemetry import RecordingTelemetry
+from services.common.unit_of_work import Item
 from services.relay import handler as relay_handler
-from services.relay.app import RelayService, outbox_of
+from services.relay.app import RelayService, StreamRecord, outbox_of
 from tests.services.fakes import RecordingPublisher
 
 pytestmark = pytest.mark.unit
@@ -17,15 +19,19 @@ pytestmark = pytest.mark.unit
 
 def _record(
     seq: str, name: str = "INSERT", events: list[dict[str, Any]] | None = None, sk: str = "LOG"
-) -> dict[str, Any]:
-    image: dict[str, Any] = {"pk": {"S": "TABLE#t1"}, "sk": {"S": sk}}
+) -> StreamRecord:
+    item: Item = {"pk": "TABLE#t1", "sk": sk}
     if events is not None:
-        image["outbox"] = {"S": json.dumps(events)}
-    return {
-        "eventName": name,
-        "eventSource": "aws:dynamodb",
-        "dynamodb": {"SequenceNumber": seq, "NewImage": image},
-    }
+        item["outbox"] = json.dumps(events)
+    return StreamRecord(name, seq, item)
+
+
+def _streamed(record: StreamRecord) -> dict[str, Any]:
+    """The record as the games table's stream delivers it to the handler."""
+    change: dict[str, Any] = {"SequenceNumber": record.sequence}
+    if record.item is not None:
+        change["NewImage"] = to_item(record.item)
+    return {"eventName": record.event, "eventSource": "aws:dynamodb", "dynamodb": change}
 
 
 def _event(detail_type: str, n: int) -> dict[str, Any]:
@@ -42,9 +48,7 @@ def test_only_inserted_items_with_an_outbox_carry_events() -> None:
     assert outbox_of(_record("3", "REMOVE", events)) == []
     assert outbox_of(_record("4", "INSERT", None, sk="TABLE")) == []
     assert outbox_of(_record("5", "INSERT", [])) == []
-    removed = _record("6", "REMOVE")
-    del removed["dynamodb"]["NewImage"]
-    assert outbox_of(removed) == []
+    assert outbox_of(StreamRecord("REMOVE", "6")) == []
 
 
 def test_events_are_published_in_stream_order() -> None:
@@ -91,17 +95,22 @@ def test_the_handler_reports_only_the_first_failed_sequence_number(
     monkeypatch.setattr(
         relay_handler, "service", lambda: RelayService(publisher, RecordingTelemetry())
     )
-    event = {
-        "Records": [
-            _record("10", "MODIFY"),
-            _record("11", events=[_event("ActionApplied", 1)]),
-            _record("12", events=[_event("ActionApplied", 2)]),
-        ]
-    }
-    result = relay_handler.stream(event, _Context())
+    records = [
+        _record("10", "MODIFY"),
+        _record("11", events=[_event("ActionApplied", 1)]),
+        _record("12", events=[_event("ActionApplied", 2)]),
+    ]
+    result = relay_handler.stream({"Records": list(map(_streamed, records))}, _Context())
     assert result == {"batchItemFailures": [{"itemIdentifier": "11"}]}
-    ok = relay_handler.stream({"Records": [_record("13", "MODIFY")]}, _Context())
+    ok = relay_handler.stream({"Records": [_streamed(_record("13", "MODIFY"))]}, _Context())
     assert ok == {"batchItemFailures": []}
+
+
+def test_the_handler_reads_each_record_s_new_image_into_an_item() -> None:
+    events = [_event("RoundEnded", 1)]
+    records = [_record("1", events=events), StreamRecord("REMOVE", "2")]
+    event = relay_handler.StreamEvent.model_validate({"Records": list(map(_streamed, records))})
+    assert event.changes() == records
 
 
 class _Context:

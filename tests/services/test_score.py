@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ from services.common.unit_of_work import Outcome, VersionConflict
 from services.score.app import ScoreService
 from shared_engine import MatchMode, RoundState, from_json, score_round, start_round
 from shared_engine.autoplay import auto_play_turn
-from tests.services.conftest import build, item_keys, outbox, put_table
+from tests.services.conftest import build, put_table, snapshot
 from tests.services.fakes import RecordingPusher
 
 pytestmark = pytest.mark.unit
@@ -63,16 +62,16 @@ def test_a_last_round_is_scored_and_ends_the_match(
     table = store.get_table("t1")
     assert table is not None
     assert (table.version, table.status, table.totals) == (61, "finished", (a.total, b.total))
-    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
-    item = store.get_item("t1", "SCORE#0001")
-    assert item is not None
-    result = json.loads(item["result"]["S"])
+    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
+    scored = store.score("t1", 1)
+    assert scored is not None
+    result = scored.result
     assert result["scores"]["A"]["total"] == a.total
     assert result["next"] == "end"
     assert result["seed"] == state.seed
-    kinds = [e["detail-type"] for e in outbox(item)]
+    kinds = [e.detail_type for e in scored.outbox]
     assert kinds == ["RoundScored", "MatchEnded"]
-    ended = outbox(item)[1]["detail"]
+    ended = scored.outbox[1].detail
     winner = "A" if a.total > b.total else "B"
     assert ended["winner"] == winner
     assert ended["rounds_played"] == 1
@@ -90,12 +89,12 @@ def test_a_duplicate_round_ended_scores_nothing_twice(
 ) -> None:
     put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
     score.round_ended(_ended())
-    after_first = store.history("t1")
+    after_first = snapshot(store, "t1")
     first = list(pusher.sent)
     score.round_ended(_ended())
     score.round_ended(_ended())
-    assert store.history("t1") == after_first
-    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+    assert snapshot(store, "t1") == after_first
+    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
 
     # A redelivery announces the same result again (its first announcement may have
     # been lost with the failure that caused it): the same messages, nothing new. Each
@@ -114,10 +113,10 @@ def test_a_first_round_of_three_goes_on(score: ScoreService, store: GameStore) -
     assert table is not None and table.status == "playing"
     a, b = score_round(state)
     assert table.totals == (100 + a.total, 200 + b.total)
-    item = store.get_item("t1", "SCORE#0001")
-    assert item is not None
-    assert [e["detail-type"] for e in outbox(item)] == ["RoundScored"]
-    assert outbox(item)[0]["detail"]["next"] == "round"
+    scored = store.score("t1", 1)
+    assert scored is not None
+    assert [e.detail_type for e in scored.outbox] == ["RoundScored"]
+    assert scored.outbox[0].detail["next"] == "round"
 
 
 def test_a_tie_when_a_winner_is_due_adds_a_round(score: ScoreService, store: GameStore) -> None:
@@ -128,11 +127,11 @@ def test_a_tie_when_a_winner_is_due_adds_a_round(score: ScoreService, store: Gam
     assert table is not None
     assert table.status == "playing"
     assert table.totals == (-5, -5)
-    item = store.get_item("t1", "SCORE#0001")
-    assert item is not None
-    events = outbox(item)
-    assert [e["detail-type"] for e in events] == ["RoundScored"]
-    assert events[0]["detail"]["next"] == "tie_break"
+    scored = store.score("t1", 1)
+    assert scored is not None
+    events = scored.outbox
+    assert [e.detail_type for e in events] == ["RoundScored"]
+    assert events[0].detail["next"] == "tie_break"
 
 
 def test_to_10000_tie_over_the_target_is_kept_as_a_tie_break(
@@ -168,9 +167,9 @@ def test_to_10000_tie_break_ends_the_match_below_the_target(
     table = store.get_table("t1")
     assert table is not None and table.status == "finished" and not table.tie_break
     assert max(table.totals) < 10_000
-    item = store.get_item("t1", "SCORE#0001")
-    assert item is not None
-    assert [e["detail-type"] for e in outbox(item)] == ["RoundScored", "MatchEnded"]
+    scored = store.score("t1", 1)
+    assert scored is not None
+    assert [e.detail_type for e in scored.outbox] == ["RoundScored", "MatchEnded"]
 
 
 @pytest.mark.parametrize("round_number", [2, 3])
@@ -178,17 +177,17 @@ def test_round_ended_of_another_round_is_ignored(
     score: ScoreService, store: GameStore, round_number: int
 ) -> None:
     put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     score.round_ended(_ended(round_number=round_number))
     score.round_ended(_ended("missing"))
-    assert store.history("t1") == before
+    assert snapshot(store, "t1") == before
 
 
 def test_a_round_still_running_is_not_scored(score: ScoreService, store: GameStore) -> None:
     put_table(store, "t1", start_round("running"), version=3)
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     score.round_ended(_ended())
-    assert store.history("t1") == before
+    assert snapshot(store, "t1") == before
 
 
 def test_a_version_conflict_is_retried(
@@ -208,7 +207,7 @@ def test_a_version_conflict_is_retried(
     monkeypatch.setattr(store, "record_score", flaky)
     score.round_ended(_ended())
     assert len(calls) == 2
-    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
     table = store.get_table("t1")
     assert table is not None and table.version == 61
 
@@ -233,4 +232,4 @@ def test_two_scorers_racing_score_once(
     a, b = score_round(state)
     assert table is not None
     assert (table.version, table.totals) == (61, (a.total, b.total))
-    assert item_keys(store, "t1", "SCORE#") == ["SCORE#0001"]
+    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]

@@ -1,4 +1,4 @@
-"""Every condition of the stores' writes, on the in-memory storage: no moto, fast tier.
+"""Every condition of the stores' writes, on the in-memory storage: the fast tier.
 
 Each test breaks when the condition it guards is dropped from its store
 (``tests/storage_mutations.py`` applies each such mutation and runs the test
@@ -21,6 +21,7 @@ from services.common.ledger import (
     Ledger,
     Posting,
 )
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.records import (
     SEATS,
@@ -39,7 +40,6 @@ from services.common.unit_of_work import (
     Busy,
     Committed,
     LostRace,
-    MemoryStorage,
     Outcome,
     Short,
     Update,
@@ -110,7 +110,7 @@ def test_a_deal_at_an_old_version_conflicts_and_deals_nothing(store: GameStore) 
     new = read.evolve(version=6, round=2, state="dealt")
     assert store.start_round(old=read, new=new, dealt=dealt()) == VersionConflict()
     assert store.get_table("t1") == now
-    assert store.get_item("t1", "ROUND#0002") is None
+    assert store.keys("t1", "ROUND#") == []
 
 
 def test_a_score_at_an_old_version_conflicts_and_scores_nothing(store: GameStore) -> None:

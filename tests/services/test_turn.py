@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from services.common.events import (
 )
 from services.common.presence import PresenceStore
 from services.common.protocol import Play
+from services.common.records import LogEntry
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Outcome
@@ -34,7 +36,7 @@ from shared_engine import (
 from shared_engine.autoplay import auto_play_step
 from shared_engine.bots import greedy_policy
 from shared_engine.search import level_policy
-from tests.services.conftest import PLAYERS, SEATS, build, outbox, put_table, seat_everyone
+from tests.services.conftest import PLAYERS, SEATS, build, put_table, seat_everyone, snapshot
 from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers
 
 pytestmark = pytest.mark.unit
@@ -67,12 +69,12 @@ def _discard(state: RoundState, seat: int, index: int = 0) -> dict[str, Any]:
     return {"type": "discard", "tile": hand[index]}
 
 
-def _logs(store: GameStore) -> list[dict[str, Any]]:
-    return [i for i in store.history("t1") if i["sk"]["S"].startswith("LOG#")]
+def _logs(store: GameStore) -> tuple[LogEntry, ...]:
+    return store.records("t1").logs
 
 
-def _unchanged(store: GameStore, before: list[dict[str, Any]]) -> None:
-    assert store.history("t1") == before
+def _unchanged(store: GameStore, before: tuple[object, ...]) -> None:
+    assert snapshot(store, "t1") == before
 
 
 def test_a_move_is_applied_logged_and_shown_to_each_seat(
@@ -94,15 +96,11 @@ def test_a_move_is_applied_logged_and_shown_to_each_seat(
     assert (table.version, table.turn_started) == (2, 2)
     assert table.turn_deadline == clock.now() + 60
     (log,) = _logs(store)
-    assert log["sk"]["S"] == "LOG#0001#000001"
-    assert (log["seat"]["N"], json.loads(log["action"]["S"]), log["auto"]["BOOL"]) == (
-        "1",
-        move,
-        False,
-    )
-    (event,) = outbox(log)
-    assert event["detail-type"] == "ActionApplied"
-    assert event["detail"] == {
+    assert store.keys("t1", "LOG#") == ["LOG#0001#000001"]
+    assert (log.seat, log.action, log.auto) == (1, move, False)
+    (event,) = log.outbox
+    assert event.detail_type == "ActionApplied"
+    assert event.detail == {
         "table_id": "t1",
         "round": 1,
         "version": 2,
@@ -140,7 +138,7 @@ def test_a_move_inside_a_turn_sets_no_second_timer_table_2(
 def test_a_stale_version_is_refused_with_the_current_view(
     turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
 ) -> None:
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     turn.play("p1", "c1", _play("t1", 0, _discard(dealt, 1)))
     _unchanged(store, before)
     (message,) = pusher.sent
@@ -200,7 +198,7 @@ def test_engine_refusals_answer_the_sender_and_change_nothing(
     hand = player_view(dealt, 1).hand
     if move["type"] == "discard" and move["tile"] in hand:
         pytest.skip("the seed dealt this tile")
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     turn.play(player, connection, _play("t1", 1, move))
     _unchanged(store, before)
     (message,) = pusher.sent
@@ -269,7 +267,7 @@ def test_bad_messages_are_refused_before_anything_changes(
     body: str | None,
     code: str,
 ) -> None:
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     turn.receive(player, "c1", body)
     _unchanged(store, before)
     (message,) = pusher.sent
@@ -297,7 +295,7 @@ def test_a_message_of_exactly_the_limit_is_read(
 def test_only_seated_players_may_play(
     turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
 ) -> None:
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     turn.play("stranger", "c9", _play("t1", 1, _discard(dealt, 1)))
     turn.play("p1", "c1", _play("other-table", 1, _discard(dealt, 1)))
     _unchanged(store, before)
@@ -329,7 +327,7 @@ def test_a_move_that_loses_a_race_gets_stale_version(
     table = store.get_table("t1")
     assert table is not None and table.version == 2
     (log,) = _logs(store)
-    assert json.loads(log["action"]["S"]) == first
+    assert log.action == first
     errors = pusher.to("c1", "error")
     assert [e["code"] for e in errors] == ["stale_version"]
     assert errors[0]["view"]["version"] == 2
@@ -357,8 +355,8 @@ def test_a_timer_that_loses_a_race_to_the_move_does_nothing(
     turn.expire_turn("t1", 1)
 
     (log,) = _logs(store)
-    assert json.loads(log["action"]["S"]) == move
-    assert log["auto"]["BOOL"] is False
+    assert log.action == move
+    assert log.auto is False
 
 
 def test_absent_seats_are_auto_played_after_a_move(
@@ -389,13 +387,9 @@ def test_absent_seats_are_auto_played_after_a_move(
     assert expected.turn == 3
     assert table.turn_started == table.version
     logs = _logs(store)
-    assert [(i["seat"]["N"], i["auto"]["BOOL"]) for i in logs] == [
-        ("1", False),
-        ("2", True),
-        ("2", True),
-    ]
-    assert [json.loads(i["action"]["S"])["type"] for i in logs[1:]] == ["draw", "discard"]
-    assert all(outbox(i)[0]["detail"]["auto"] for i in logs[1:])
+    assert [(i.seat, i.auto) for i in logs] == [(1, False), (2, True), (2, True)]
+    assert [i.action["type"] for i in logs[1:]] == ["draw", "discard"]
+    assert all(i.outbox[0].detail["auto"] for i in logs[1:])
     assert timers.scheduled[-1] == ("t1", table.turn_started, clock.now() + 60)
     assert pusher.to("c1")[-1]["version"] == table.version
     assert pusher.to("c1")[-1]["last_action"]["auto"] is True
@@ -408,11 +402,11 @@ def test_a_timer_plays_the_current_turn_once(
     turn.expire_turn("t1", 1)
     turn.expire_turn("t1", 1)
     (log,) = _logs(store)
-    assert log["auto"]["BOOL"] is True
-    assert json.loads(log["action"]["S"])["type"] == "discard"
+    assert log.auto is True
+    assert log.action["type"] == "discard"
     table = store.get_table("t1")
     assert table is not None and table.version == 2
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     turn.expire_turn("t1", 0)
     turn.expire_turn("t1", 99)
     turn.expire_turn("missing", 1)
@@ -429,7 +423,7 @@ def test_a_timer_before_the_deadline_never_plays_the_turn_and_is_set_again(
     """TABLE-2: a timer that arrives early (Scheduler fires within its minute) waits."""
     table = store.get_table("t1")
     assert table is not None and table.turn_deadline == clock.now() + 60
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     clock.advance(59.5)
     turn.expire_turn("t1", 1)
     _unchanged(store, before)
@@ -437,7 +431,7 @@ def test_a_timer_before_the_deadline_never_plays_the_turn_and_is_set_again(
     clock.advance(0.5)
     turn.expire_turn("t1", 1)
     (log,) = _logs(store)
-    assert log["auto"]["BOOL"] is True, "at the deadline the turn is played"
+    assert log.auto is True, "at the deadline the turn is played"
 
 
 def test_a_timer_after_the_draw_only_discards(
@@ -450,7 +444,7 @@ def test_a_timer_after_the_draw_only_discards(
     clock.advance(60)
     turn.expire_turn("t1", 2)
     logs = _logs(store)
-    assert [(json.loads(i["action"]["S"])["type"], i["auto"]["BOOL"]) for i in logs] == [
+    assert [(i.action["type"], i.auto) for i in logs] == [
         ("discard", False),
         ("draw", False),
         ("discard", True),
@@ -505,7 +499,7 @@ def test_a_presence_event_auto_plays_an_absent_seat_to_play(
     store.set_connection("t1", 1, None)
     turn.on_event(PlayerDisconnected(player_id="p1", connection_id="c1", table_id="t1", seat=1))
     (log,) = _logs(store)
-    assert (log["seat"]["N"], log["auto"]["BOOL"]) == ("1", True)
+    assert (log.seat, log.auto) == (1, True)
     assert pusher.to("c2")[-1]["version"] == 2
     assert pusher.to("c2")[-1]["seats"]["1"]["connected"] is False
 
@@ -513,7 +507,7 @@ def test_a_presence_event_auto_plays_an_absent_seat_to_play(
 def test_presence_and_round_events_change_nothing_for_connected_seats(
     turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
 ) -> None:
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     turn.on_event(PlayerConnected(player_id="p2", connection_id="c2", table_id="t1", seat=2))
     turn.on_event(PlayerConnected(player_id="p9", connection_id="c9"))
     turn.on_event(RoundStarted(table_id="t1", round=1, dealer=4, commitment="x", version=1))
@@ -549,7 +543,7 @@ def test_telemetry_counts_refusals(
 def test_a_quick_message_is_shown_to_the_whole_table_by_the_seat(
     turn: TurnService, store: GameStore, pusher: RecordingPusher, dealt: RoundState
 ) -> None:
-    before = store.history("t1")
+    before = snapshot(store, "t1")
     body = {"action": "say", "table_id": "t1", "phrase": "well_played", "cid": "s-1"}
     turn.receive(("p3", "P3"), "c3", json.dumps(body))
     _unchanged(store, before)
@@ -622,7 +616,7 @@ def _bots_answer_seat_1(
 
 
 def _logged_after_seat_1(store: GameStore) -> list[tuple[int, dict[str, Any]]]:
-    return [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in _logs(store)[1:]]
+    return [(i.seat, i.action) for i in _logs(store)[1:]]
 
 
 def test_a_hard_bot_seat_is_played_by_the_search_bot_seeded_by_table_round_and_move(
@@ -635,7 +629,7 @@ def test_a_hard_bot_seat_is_played_by_the_search_bot_seeded_by_table_round_and_m
     greedy = _bot_turns(after, greedy_policy)
     assert searched != greedy, "the deal must tell the two policies apart"
     assert _logged_after_seat_1(store) == searched
-    assert all(i["auto"]["BOOL"] for i in _logs(store)[1:])
+    assert all(i.auto for i in _logs(store)[1:])
 
 
 def test_a_bot_weighs_a_lead_by_the_rounds_its_match_still_plays_match_1(
@@ -666,14 +660,10 @@ def test_easy_normal_and_unset_levels_play_their_policy(
     assert _logged_after_seat_1(store) == expected
 
 
-def _versions(logs: list[dict[str, Any]]) -> list[int]:
+def _versions(logs: Sequence[LogEntry]) -> list[int]:
     """The table version each logged action was written at, from its ActionApplied."""
     return [
-        next(
-            e["detail"]["version"]
-            for e in json.loads(i["outbox"]["S"])
-            if e["detail-type"] == "ActionApplied"
-        )
+        next(e.detail["version"] for e in i.outbox if e.detail_type == "ActionApplied")
         for i in logs
     ]
 
@@ -709,9 +699,7 @@ def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table
     assert table is not None and table.state is not None
     assert loads(table.state).round_over
     logs = _logs(store)
-    assert [(int(i["seat"]["N"]), json.loads(i["action"]["S"])) for i in logs] == _auto_played(
-        opened
-    )
+    assert [(i.seat, i.action) for i in logs] == _auto_played(opened)
     assert len(logs) > 2 * 21, "the round needs several writes of 21"
     # Whole turns, packed into writes as long as the next turn still fits.
     turns: list[int] = []
@@ -740,7 +728,7 @@ def test_a_watched_table_is_written_a_turn_at_a_time_table_2(
     turn.play("p1", "c1", _play("t1", 1, _discard(state, 1)))
 
     logs = _logs(store)
-    seats = [int(i["seat"]["N"]) for i in logs]
+    seats = [i.seat for i in logs]
     assert seats[0] == 1 and set(seats[1:]) == {2, 3, 4}
     versions = _versions(logs)
     turns = [versions[i] for i in range(1, len(logs)) if seats[i] != seats[i - 1]]

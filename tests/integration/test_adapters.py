@@ -1,4 +1,7 @@
-"""The AWS adapters against botocore's Stubber: 410s, batches, conflicts."""
+"""The AWS adapters against botocore's Stubber: 410s, batches, conflicts.
+
+They prove the adapters' requests and their reading of the answers, so they stand on
+botocore, outside the use-case tier (whose fakes stand in for these adapters)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from botocore.stub import ANY, Stubber
 from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, EventBridgePublisher
 from services.common.records import Outbound
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def _client(service: str, **kwargs: Any) -> Any:
