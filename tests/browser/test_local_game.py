@@ -47,6 +47,10 @@ import pytest
 
 from local.gateway import player_id_for
 from services.common import constants
+from services.common.dynamo_storage import DynamoStorage, from_item
+from services.common.records import TableRecord, table_key
+from services.common.store import GameStore
+from services.common.unit_of_work import Committed, Equals, Update
 from shared_engine.state import RoundState, dumps, from_json, loads, team_of, to_json
 from shared_engine.tiles import NATURAL_RANKS, VALUES, names, parse_tile
 
@@ -213,7 +217,7 @@ class LocalStack:
 
 
 class Games:
-    """The games table of the embedded AWS, as the services store it."""
+    """The games table of the embedded AWS, read and rigged through the services' own store."""
 
     def __init__(self, endpoint: str) -> None:
         import boto3
@@ -225,50 +229,44 @@ class Games:
             aws_access_key_id="local",
             aws_secret_access_key="local",
         )
-        self._name = constants.GAMES.name
+        self._storage = DynamoStorage.default(self._db)
+        self._store = GameStore(self._storage)
 
     def table_ids(self) -> list[str]:
+        """Every table's id: a scan, which no service makes, so it is the test's own."""
         ids: list[str] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self._name,
-            "FilterExpression": "sk = :table",
-            "ExpressionAttributeValues": {":table": {"S": constants.TABLE_SK}},
-            "ConsistentRead": True,
-        }
+        kwargs: dict[str, Any] = {"TableName": constants.GAMES.name, "ConsistentRead": True}
         while True:
             page = self._db.scan(**kwargs)
-            ids.extend(item["table_id"]["S"] for item in page.get("Items", []))
+            items = map(from_item, page.get("Items", []))
+            ids.extend(str(i["table_id"]) for i in items if i["sk"] == constants.TABLE_SK)
             if "LastEvaluatedKey" not in page:
                 return ids
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _key(self, table_id: str) -> dict[str, Any]:
-        return {"pk": {"S": constants.table_pk(table_id)}, "sk": {"S": constants.TABLE_SK}}
-
-    def item(self, table_id: str) -> dict[str, Any]:
-        found = self._db.get_item(
-            TableName=self._name, Key=self._key(table_id), ConsistentRead=True
-        )
-        return dict(found["Item"])
+    def table(self, table_id: str) -> TableRecord:
+        table = self._store.get_table(table_id)
+        assert table is not None, table_id
+        return table
 
     def read(self, table_id: str) -> tuple[int, RoundState]:
-        item = self.item(table_id)
-        return int(item["version"]["N"]), loads(item["state"]["S"])
+        table = self.table(table_id)
+        assert table.state is not None, table_id
+        return table.version, loads(table.state)
 
     def write_state(self, table_id: str, expected: int, state: RoundState) -> int:
         """Replace the round state and bump the version, only if still at ``expected``."""
-        self._db.update_item(
-            TableName=self._name,
-            Key=self._key(table_id),
-            UpdateExpression="SET #state = :state, #version = #version + :one",
-            ConditionExpression="#version = :expected",
-            ExpressionAttributeNames={"#state": "state", "#version": "version"},
-            ExpressionAttributeValues={
-                ":state": {"S": dumps(state)},
-                ":one": {"N": "1"},
-                ":expected": {"N": str(expected)},
-            },
+        outcome = self._storage.commit(
+            [
+                Update(
+                    "games",
+                    table_key(table_id),
+                    set={"state": dumps(state), "version": expected + 1},
+                    when=Equals("version", expected),
+                )
+            ]
         )
+        assert isinstance(outcome, Committed), outcome
         return expected + 1
 
 
@@ -522,11 +520,11 @@ class Player:
         tables = self.games.table_ids()
         assert len(tables) == 1, f"tables in the games table: {tables}; {seen(page, 'tables')}"
         self.table_id = tables[0]
-        seats = json.loads(self.games.item(self.table_id)["seats"]["S"])
+        seats = self.games.table(self.table_id).seats
         you = page.get_attribute('[data-testid^="seat-"][data-role="you"]', "data-seat")
         self.seat = int(you or 0)
-        assert seats[str(self.seat)]["player_id"] == player_id_for(PLAYER), (seats, you)
-        others = [seats[str(s)]["player_id"] for s in (1, 2, 3, 4) if s != self.seat]
+        assert seats[self.seat].player_id == player_id_for(PLAYER), (seats, you)
+        others = [seats[s].player_id for s in (1, 2, 3, 4) if s != self.seat]
         assert all(p.startswith("bot-") for p in others), seats
 
     def agree_with_server(self, moment: str) -> tuple[int, RoundState, list[str]]:
