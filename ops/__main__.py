@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from ops.console import Console, Plan, Refused
+from ops.console import ActionRefused, Console, Plan
 from ops.stage import Stage
 
 MISMATCH = 3
@@ -92,7 +92,7 @@ def main(
         if args.command == "player":
             ids = console.find_players(args.query)
             if not ids:
-                raise Refused(f"no player with the id or name {args.query!r}")
+                raise ActionRefused(f"no player with the id or name {args.query!r}")
             reports = [console.player(pid) for pid in ids]
             (show or (lambda r: print_players(r, out)))(reports)
             return 0
@@ -110,7 +110,7 @@ def main(
             (show or (lambda r: print_audit(r, out)))(console.audit(args.day))
             return 0
         return act(console, args, out, ask, show)
-    except Refused as exc:
+    except ActionRefused as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return 1
 

@@ -79,7 +79,7 @@ class CreditLimit:
     jokers: int = 5
 
 
-class Refused(Exception):
+class ActionRefused(Exception):
     """The action cannot be done as asked; nothing was written (but the audit record)."""
 
 
@@ -133,7 +133,7 @@ class Console:
         """The account, where the player is now, and their last matches with the entries."""
         found = self._player(player_id)
         if found is None:
-            raise Refused(f"no player {player_id!r}")
+            raise ActionRefused(f"no player {player_id!r}")
         balance = self._ledger.balance(player_id)
         entries = [_entry(e) for e in self._ledger.entries(player_id)]
         by_match: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -341,7 +341,7 @@ class Console:
             if isinstance(booked, AlreadyDone):
                 return {"outcome": "done before"}
             if not isinstance(booked, Committed):
-                raise Refused(f"the ledger refused: {booked}")
+                raise ActionRefused(f"the ledger refused: {booked}")
             if table.status == "playing":
                 self._close(table, f"voided: {reason}")
             return {"outcome": "applied"}
@@ -373,11 +373,11 @@ class Console:
         """Move points or jokers between support's account and a player's, within the
         limit; ``key`` (by default one made of the request) makes it happen once."""
         if self._player(player_id) is None or is_bot_id(player_id) or ":" in player_id:
-            raise Refused(f"{player_id!r} is not a player's account")
+            raise ActionRefused(f"{player_id!r} is not a player's account")
         if not points and not jokers:
-            raise Refused("nothing to credit: give --points or --jokers")
+            raise ActionRefused("nothing to credit: give --points or --jokers")
         if abs(points) > self._limit.points or abs(jokers) > self._limit.jokers:
-            raise Refused(
+            raise ActionRefused(
                 f"over the limit of {self._limit.points} points and {self._limit.jokers} "
                 "jokers per credit"
             )
@@ -411,9 +411,11 @@ class Console:
             if isinstance(booked, AlreadyDone):
                 return {"outcome": "done before"}
             if isinstance(booked, Short):
-                raise Refused(f"the balance of {', '.join(booked.accounts)} does not cover it")
+                raise ActionRefused(
+                    f"the balance of {', '.join(booked.accounts)} does not cover it"
+                )
             if not isinstance(booked, Committed):
-                raise Refused(f"the ledger refused: {booked}")
+                raise ActionRefused(f"the ledger refused: {booked}")
             balance = self._ledger.balance(player_id)
             return {
                 "outcome": "applied",
@@ -442,15 +444,15 @@ class Console:
     def carry_out(self, plan: Plan) -> dict[str, Any]:
         """Apply a confirmed plan and record it; the record is written whatever happens."""
         if not plan.reason.strip():
-            raise Refused("every action needs a --reason")
+            raise ActionRefused("every action needs a --reason")
         outcome: dict[str, Any]
         try:
             outcome = plan.apply()
-        except Refused as exc:
+        except ActionRefused as exc:
             outcome = {"outcome": "refused", "why": str(exc)}
         self._record(plan, outcome)
         if outcome["outcome"] == "refused":
-            raise Refused(outcome["why"])
+            raise ActionRefused(outcome["why"])
         return {"action": plan.action, "target": plan.target, **outcome, "changes": plan.changes}
 
     # --- helpers ---------------------------------------------------------------------
@@ -477,7 +479,7 @@ class Console:
             outbox=(Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE),),
         )
         if not isinstance(self._games.close_table(table, new, closed), Committed):
-            raise Refused("the table changed meanwhile: look again and retry")
+            raise ActionRefused("the table changed meanwhile: look again and retry")
         if self._stage.connections_url is not None:
             # The services' own step after a write: views to the seats, gone seats freed.
             views = ViewPusher(ApiGatewayPusher(self._stage.connections()))
@@ -505,7 +507,7 @@ class Console:
     def _table(self, table_id: str) -> TableRecord:
         table = self._games.get_table(table_id)
         if table is None:
-            raise Refused(f"no table {table_id!r}")
+            raise ActionRefused(f"no table {table_id!r}")
         return table
 
     def _player(self, player_id: str) -> Player | None:
@@ -629,4 +631,4 @@ def _table_of(body: str) -> str | None:
     return table if isinstance(table, str) else None
 
 
-__all__ = ["Balance", "Console", "CreditLimit", "Plan", "Refused"]
+__all__ = ["ActionRefused", "Balance", "Console", "CreditLimit", "Plan"]

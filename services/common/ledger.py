@@ -30,12 +30,12 @@ from services.common.unit_of_work import (
     AtLeast,
     AtMost,
     Committed,
+    ConditionFailed,
     Equals,
     Item,
     Key,
     Outcome,
     Put,
-    Refused,
     Short,
     Storage,
     Update,
@@ -45,7 +45,7 @@ from services.common.unit_of_work import (
 )
 
 BALANCE = "BALANCE"
-DAY_LIMIT = Refused("day_limit")
+DAY_LIMIT = ConditionFailed("day_limit")
 """A client's bookings of the day would pass its daily limit."""
 Purpose = Literal[
     "settlement", "escrow", "payout", "refund", "joker", "welcome", "external", "void", "credit"

@@ -29,13 +29,13 @@ from services.common.unit_of_work import (
     AlreadyDone,
     Committed,
     Condition,
+    ConditionFailed,
     Equals,
     Exists,
     Item,
     Lacks,
     Outcome,
     Put,
-    Refused,
     Storage,
     Update,
     VersionConflict,
@@ -200,7 +200,7 @@ class GameStore:
                     when=all_of(
                         Exists(), Equals(attr, replacing) if replacing is not None else None
                     ),
-                    refusal=Refused("seat taken"),
+                    refusal=ConditionFailed("seat taken"),
                 )
             ]
         )

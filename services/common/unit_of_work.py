@@ -83,7 +83,7 @@ class Busy(Outcome):
     players: tuple[str, ...] = ()
 
 
-class Refused(Outcome):
+class ConditionFailed(Outcome):
     """A condition with no more particular meaning failed (``reason`` says which)."""
 
     reason: str = ""
@@ -220,7 +220,7 @@ class Delete(Frozen):
     table: TableKind
     key: Key
     when: Condition | None = None
-    refusal: Outcome = field(default_factory=Refused)
+    refusal: Outcome = field(default_factory=ConditionFailed)
     returning: Literal["old"] | None = None
 
 
@@ -232,7 +232,7 @@ def outcome_of(writes: Sequence[Write], failed: Iterable[int]) -> Outcome:
     failed; ``Short`` and ``LostRace``/``Busy`` name every account or player at fault."""
     refusals = [writes[i].refusal for i in sorted(failed)]
     if not refusals:
-        return Refused("cancelled")
+        return ConditionFailed("cancelled")
     first = refusals[0]
     if isinstance(first, Short):
         return Short(tuple(a for r in refusals if isinstance(r, Short) for a in r.accounts))

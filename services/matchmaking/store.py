@@ -39,6 +39,7 @@ from services.common.unit_of_work import (
     Busy,
     Committed,
     Condition,
+    ConditionFailed,
     Delete,
     Equals,
     Item,
@@ -46,7 +47,6 @@ from services.common.unit_of_work import (
     LostRace,
     Outcome,
     Put,
-    Refused,
     Storage,
     UnitOfWork,
     Update,
@@ -55,7 +55,7 @@ from services.common.unit_of_work import (
 
 FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))
 """The player is in no queue, no lobby and at no table."""
-CODE_TAKEN = Refused("code taken")
+CODE_TAKEN = ConditionFailed("code taken")
 
 
 def _moved(player_id: str) -> LostRace:
@@ -207,7 +207,7 @@ class LobbyStore(_Writes):
             set={"expires_at": (window + 2) * window_seconds},
             add={"tries": 1},
             when=AnyOf((Lacks("tries"), Below("tries", limit))),
-            refusal=Refused("rate limited"),
+            refusal=ConditionFailed("rate limited"),
         )
         return isinstance(self._storage.commit([tried]), Committed)
 

@@ -23,7 +23,7 @@ from local.aws import REGION
 from local.iam import acting_as, operator_role
 from local.resources import table_names
 from ops.__main__ import main
-from ops.console import Console, CreditLimit, Refused
+from ops.console import ActionRefused, Console, CreditLimit
 from ops.stage import Stage
 from services.common import constants
 from shared_engine import apply, parse_action, start_round
@@ -252,15 +252,15 @@ def test_credits_within_the_limit_once_and_kicks_are_audited(ops: Harness) -> No
     assert conn is not None
     console = console_of(ops)
     with acting(ops):
-        with pytest.raises(Refused, match="limit"):
+        with pytest.raises(ActionRefused, match="limit"):
             console.plan_credit("quin", 501, 0, "too generous")
-        with pytest.raises(Refused, match="not a player"):
+        with pytest.raises(ActionRefused, match="not a player"):
             console.plan_credit("bot-X-1", 10, 0, "a bot")
         plan = console.plan_credit("quin", 300, 1, "ticket 12: lost points in an outage")
         assert console.carry_out(plan)["balance"] == {"points": 400, "jokers": 1}
         twice = console.plan_credit("quin", 300, 1, "ticket 12: lost points in an outage")
         assert twice.done_before and console.carry_out(twice)["outcome"] == "done before"
-        with pytest.raises(Refused, match="does not cover"):
+        with pytest.raises(ActionRefused, match="does not cover"):
             console.carry_out(console.plan_credit("quin", -500, 0, "take back too much"))
         kicked = console.carry_out(console.plan_kick(conn, "abusive messages"))
         assert kicked["outcome"] == "applied" and kicked["changes"] == {"player_id": "quin"}

@@ -15,10 +15,10 @@ from services.common.unit_of_work import (
     AlreadyDone,
     Busy,
     Committed,
+    ConditionFailed,
     Equals,
     LostRace,
     Put,
-    Refused,
     Short,
     Update,
     VersionConflict,
@@ -41,7 +41,7 @@ def test_equality_needs_the_same_class_and_equal_fields() -> None:
     assert Short(("a",)) != Short(("b",))
     assert Short(("a",)) != LostRace(("a",))
     assert LostRace(("a",)) != Busy(("a",))
-    assert Absent() != Refused()
+    assert Absent() != ConditionFailed()
     assert Absent() == Absent()
     assert VersionConflict() != AlreadyDone()
     assert Equals("version", 3) != Equals("version", 4)
@@ -52,13 +52,16 @@ def test_equality_needs_the_same_class_and_equal_fields() -> None:
 def test_equal_values_hash_alike_and_serve_as_keys() -> None:
     assert hash(Equals("version", 3)) == hash(Equals("version", 3))
     assert {Short(("a",)): 1}[Short(("a",))] == 1
-    assert len({Absent(), Absent(), Refused("x"), Refused("x"), Refused("y")}) == 3
+    assert (
+        len({Absent(), Absent(), ConditionFailed("x"), ConditionFailed("x"), ConditionFailed("y")})
+        == 3
+    )
     with pytest.raises(TypeError):
         hash(Point(1))  # a dict field: unhashable, as a frozen dataclass's would be
 
 
 def test_fields_cannot_change() -> None:
-    refused = Refused("x")
+    refused = ConditionFailed("x")
     with pytest.raises(FrozenInstanceError):
         refused.reason = "y"  # type: ignore[misc]
     with pytest.raises(FrozenInstanceError):
@@ -109,7 +112,7 @@ def test_replace_copies_with_changes_and_refuses_unknown_fields() -> None:
 def test_repr_names_the_class_and_every_field() -> None:
     assert repr(Short(("a",))) == "Short(accounts=('a',))"
     assert repr(Committed()) == "Committed(before=None, after=None)"
-    assert Committed().ok and not Refused().ok
+    assert Committed().ok and not ConditionFailed().ok
 
 
 def test_class_patterns_match_by_position() -> None:

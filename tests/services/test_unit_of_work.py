@@ -25,6 +25,7 @@ from services.common.unit_of_work import (
     Below,
     Busy,
     Committed,
+    ConditionFailed,
     Delete,
     Equals,
     Exists,
@@ -33,7 +34,6 @@ from services.common.unit_of_work import (
     Lacks,
     LostRace,
     Put,
-    Refused,
     Short,
     Storage,
     UnitOfWork,
@@ -181,8 +181,8 @@ class StorageContract:
         }  # fmt: skip
 
     def test_a_single_write_answers_with_its_own_refusal(self, storage: Storage) -> None:
-        gone = Delete("games", key("A"), when=Exists(), refusal=Refused("gone"))
-        assert storage.commit([gone]) == Refused("gone")
+        gone = Delete("games", key("A"), when=Exists(), refusal=ConditionFailed("gone"))
+        assert storage.commit([gone]) == ConditionFailed("gone")
         update = Update("games", key("A"), set={"v": 1}, when=Exists(), refusal=LostRace(("x",)))
         assert storage.commit([update]) == LostRace(("x",))
         assert storage.get("games", key("A")) is None
@@ -246,7 +246,9 @@ class StorageContract:
         self, storage: Storage, condition: object, holds: bool
     ) -> None:
         storage.commit([Put("games", {**key("A"), "n": 3, "s": "x", "flag": True})])
-        write = Update("games", key("A"), add={"hits": 1}, when=condition, refusal=Refused("no"))  # type: ignore[arg-type]
+        write = Update(
+            "games", key("A"), add={"hits": 1}, when=condition, refusal=ConditionFailed("no")
+        )  # type: ignore[arg-type]
         outcome = storage.commit([write])
         assert isinstance(outcome, Committed) is holds, outcome
         assert storage.get("games", key("A")).get("hits") == (1 if holds else None)  # type: ignore[union-attr]
