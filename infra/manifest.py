@@ -22,7 +22,7 @@ Adding to it:
   local gateway routes it);
 - a bus consumer: ``queue="<consumer>"`` and ``consumes=(detail-types...)``:
   its queue and the rule that feeds it follow, here and locally;
-- an event: its emitting service in ``EMITTERS``;
+- an event: its emitting service in ``services.common.events.EMITTERS`` (read here);
 - table access: ``tables={constants.SOME_TABLE: (actions...)}``;
 - a state machine or another resource: a new capability flag here, and the
   grant that goes with it in ``infra/policies.py``.
@@ -40,6 +40,7 @@ from typing import Any
 
 from services.common import constants
 from services.common.constants import TableSpec
+from services.common.events import OPERATOR_EMITS, source_of
 
 GET = "dynamodb:GetItem"
 PUT = "dynamodb:PutItem"
@@ -302,24 +303,6 @@ FUNCTIONS: dict[str, FunctionSpec] = {
 """Function key → spec; the key names the function (``<stage>-canasta-<key>``)."""
 
 
-EMITTERS: dict[str, str] = {
-    "TableFormed": "matchmaking",
-    "RoundStarted": "deal",
-    "ActionApplied": "turn",
-    "RoundEnded": "turn",
-    "RoundScored": "score",
-    "MatchEnded": "score",
-    "TableAborted": "score",
-    "LedgerSettled": "ledger",
-    "PlayerConnected": "connect",
-    "PlayerDisconnected": "connect",
-}
-"""detail-type → the one service that emits it (source ``canasta.<service>``)."""
-
-OPERATOR_EMITS: dict[str, str] = {"TableAborted": "ops"}
-"""What the operators' console publishes besides the services (``python -m ops close``
-ends a stuck table as if every player had left), under source ``canasta.<this>``."""
-
 CONSUMERS: dict[str, tuple[str, ...]] = {
     spec.queue: spec.consumes for spec in FUNCTIONS.values() if spec.queue and spec.consumes
 }
@@ -336,15 +319,10 @@ def consumer_pattern(consumer: str) -> dict[str, Any]:
     for detail_type in CONSUMERS[consumer]:
         by_source.setdefault(source_of(detail_type), []).append(detail_type)
         if detail_type in OPERATOR_EMITS:
-            operator = f"{constants.EVENT_SOURCE}.{OPERATOR_EMITS[detail_type]}"
+            operator = source_of(detail_type, OPERATOR_EMITS[detail_type])
             by_source.setdefault(operator, []).append(detail_type)
     branches = [{"source": [s], "detail-type": d} for s, d in by_source.items()]
     return branches[0] if len(branches) == 1 else {"$or": branches}
-
-
-def source_of(detail_type: str) -> str:
-    """The ``source`` of an event: ``canasta.<the service that emits it>``."""
-    return f"{constants.EVENT_SOURCE}.{EMITTERS[detail_type]}"
 
 
 def queue_names() -> dict[str, str]:

@@ -52,7 +52,6 @@ from services.common.tableviews import ViewPusher
 from services.common.unit_of_work import AlreadyDone, Committed, Item, Short, TableKind
 from shared_engine.match import TEAM_NAMES, winner_of
 
-SOURCE = f"{constants.EVENT_SOURCE}.ops"
 SUPPORT_ACCOUNT = "house:support"
 """Where support credits come from: every credit is a transfer, so the book stays zero-sum."""
 RECENT_MATCHES = 10
@@ -476,7 +475,7 @@ class Console:
             operator=self._stage.operator,
             reason=reason,
             at=self._clock(),
-            outbox=(Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE),),
+            outbox=(Outbound.of(aborted, emitter="ops"),),
         )
         if not isinstance(self._games.close_table(table, new, closed), Committed):
             raise ActionRefused("the table changed meanwhile: look again and retry")

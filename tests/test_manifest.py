@@ -16,7 +16,7 @@ import pytest
 
 from infra import manifest
 from local import aws, dispatcher, gateway
-from services.common import constants, protocol
+from services.common import constants, events, protocol
 from services.common.events import EVENT_TYPES
 from services.common.runtime import EventRoutes
 
@@ -83,44 +83,44 @@ def test_every_client_message_is_parsed_by_one_service() -> None:
     assert len(set(actions)) == len(actions)
 
 
-def _outbounds(service: str) -> list[ast.expr]:
-    """The first argument (the detail-type) of every ``Outbound(...)`` in a service's code."""
-    found = []
+def _emitted(service: str) -> set[str]:
+    """The event models a service's code builds (each becomes an ``Outbound.of``), and the
+    detail-types of any ``Outbound(...)`` it still spells out."""
+    found = set()
     for path in sorted((ROOT / "services" / service).glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Call)
-                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Outbound"
-                and node.args
-            ):
-                found.append(node.args[0])
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in EVENT_TYPES:
+                found.add(name)
+            elif name == "Outbound" and node.args and isinstance(node.args[0], ast.Constant):
+                found.add(node.args[0].value)
     return found
-
-
-RELAY = manifest.stream_handler().split(".")[1]
-"""The relay publishes the others' events as the stream brings them, and none of its own."""
 
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_each_service_emits_what_the_manifest_says(service: str) -> None:
-    outbounds = _outbounds(service)
-    named = {node.value for node in outbounds if isinstance(node, ast.Constant)}
-    assert named == {d for d, s in manifest.EMITTERS.items() if s == service}
-    if service != RELAY:
-        assert all(isinstance(node, ast.Constant) for node in outbounds), (
-            f"the {service} service names each detail-type it emits"
-        )
+    assert _emitted(service) == {d for d, s in events.EMITTERS.items() if s == service}
 
 
-@pytest.mark.parametrize("service", sorted(set(manifest.EMITTERS.values())))
-def test_each_emitter_publishes_under_its_own_source(service: str) -> None:
-    app = importlib.import_module(f"services.{service}.app")
-    assert f"{constants.EVENT_SOURCE}.{service}" == app.SOURCE
+@pytest.mark.parametrize("detail_type", sorted(EVENT_TYPES))
+def test_an_event_leaves_under_its_emitter_s_source_only(detail_type: str) -> None:
+    emitter = events.EMITTERS[detail_type]
+    assert events.source_of(detail_type) == f"{constants.EVENT_SOURCE}.{emitter}"
+    others = set(SERVICES) - {emitter, events.OPERATOR_EMITS.get(detail_type)}
+    for other in others:
+        with pytest.raises(ValueError, match="does not emit"):
+            events.source_of(detail_type, other)
+
+
+def test_the_console_may_end_a_table_as_the_score_service_does() -> None:
+    assert events.source_of("TableAborted", "ops") == f"{constants.EVENT_SOURCE}.ops"
 
 
 def test_every_event_has_one_emitter() -> None:
-    assert set(manifest.EMITTERS) == set(EVENT_TYPES)
-    assert set(manifest.EMITTERS.values()) <= set(SERVICES)
+    assert set(events.EMITTERS) == set(EVENT_TYPES)
+    assert set(events.EMITTERS.values()) <= set(SERVICES)
 
 
 def test_the_local_stack_wires_what_the_manifest_lists() -> None:

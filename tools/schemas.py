@@ -40,7 +40,7 @@ from typing import Any, Final, get_args, get_origin
 from pydantic import BaseModel, TypeAdapter
 
 from infra import manifest
-from services.common import constants, protocol
+from services.common import constants, events, protocol
 from services.common.auth import MAX_TOKEN_CHARS
 from services.common.events import EVENT_TYPES, SeatPlayer
 from services.common.protocol import (
@@ -89,9 +89,9 @@ OBSERVERS: Final = "published for observers (analytics, spectators)"
 
 
 def source_of(detail_type: str) -> str:
-    if detail_type not in manifest.EMITTERS:
-        raise ValueError(f"no emitting service for {detail_type}: add it to manifest.EMITTERS")
-    return manifest.source_of(detail_type)
+    if detail_type not in events.EMITTERS:
+        raise ValueError(f"no emitting service for {detail_type}: add it to events.EMITTERS")
+    return events.source_of(detail_type)
 
 
 def consumers_of(detail_type: str) -> list[str]:
@@ -119,7 +119,7 @@ def event_schema(detail_type: str) -> dict[str, Any]:
     )
     summary = schema.pop("description", "")
     emitted = (
-        f"Emitted by the {manifest.EMITTERS[detail_type]} service (source `{source}`). {heard_by}"
+        f"Emitted by the {events.EMITTERS[detail_type]} service (source `{source}`). {heard_by}"
     )
     return {
         "$schema": JSON_SCHEMA_DIALECT,

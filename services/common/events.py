@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from services.common.constants import EVENT_SOURCE
 from shared_engine.match import MatchMode
 from shared_engine.view import ScoreView
 
@@ -202,3 +203,33 @@ class EventEnvelope(BaseModel):
 
     def parsed(self) -> _Detail:
         return EVENT_TYPES[self.detail_type].model_validate(self.detail)
+
+
+EMITTERS: dict[str, str] = {
+    "TableFormed": "matchmaking",
+    "RoundStarted": "deal",
+    "ActionApplied": "turn",
+    "RoundEnded": "turn",
+    "RoundScored": "score",
+    "MatchEnded": "score",
+    "TableAborted": "score",
+    "LedgerSettled": "ledger",
+    "PlayerConnected": "connect",
+    "PlayerDisconnected": "connect",
+}
+"""detail-type → the one service that emits it: its source is ``canasta.<service>``. The
+manifest's rules, grants and docs and every ``Outbound`` read it from here."""
+
+OPERATOR_EMITS: dict[str, str] = {"TableAborted": "ops"}
+"""What the operators' console publishes besides the services (``python -m ops close``
+ends a stuck table as if every player had left), under source ``canasta.<this>``."""
+
+
+def source_of(detail_type: str, emitter: str | None = None) -> str:
+    """The ``source`` of an event: ``canasta.<the service that emits it>``, or of the
+    operators' console where it may emit that type too; any other emitter is a mistake."""
+    emitters = {EMITTERS[detail_type], OPERATOR_EMITS.get(detail_type)}
+    chosen = EMITTERS[detail_type] if emitter is None else emitter
+    if chosen not in emitters:
+        raise ValueError(f"{emitter} does not emit {detail_type}")
+    return f"{EVENT_SOURCE}.{chosen}"

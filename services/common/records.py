@@ -14,8 +14,10 @@ import zlib
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
+from pydantic import BaseModel
+
 from services.common import constants
-from services.common.events import SeatPlayer
+from services.common.events import SeatPlayer, source_of
 from services.common.frozen import Frozen, field, replace
 from services.common.unit_of_work import Item, Key
 from shared_engine.match import MatchMode
@@ -49,6 +51,13 @@ class Outbound(Frozen):
     detail_type: str
     detail: dict[str, Any]
     source: str
+
+    @classmethod
+    def of(cls, event: BaseModel, emitter: str | None = None) -> Outbound:
+        """The event as its model says: the detail-type its class name, the source its
+        emitter's (``events.EMITTERS``), so no service spells either."""
+        detail_type = type(event).__name__
+        return cls(detail_type, event.model_dump(mode="json"), source_of(detail_type, emitter))
 
     def as_json(self) -> dict[str, Any]:
         return {"detail-type": self.detail_type, "source": self.source, "detail": self.detail}

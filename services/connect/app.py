@@ -7,7 +7,6 @@ absent player's turn (TABLE-2).
 
 from __future__ import annotations
 
-from services.common import constants
 from services.common.adapters import Clock, Publisher
 from services.common.auth import Identity, TokenVerifier
 from services.common.events import PlayerConnected, PlayerDisconnected
@@ -17,8 +16,6 @@ from services.common.records import Outbound
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
-
-SOURCE = f"{constants.EVENT_SOURCE}.connect"
 
 
 class ConnectService:
@@ -84,7 +81,7 @@ class ConnectService:
             table_id=player.table_id if seat else None,
             seat=seat,
         )
-        self._publisher.publish([Outbound("PlayerConnected", event.model_dump(), SOURCE)])
+        self._publisher.publish([Outbound.of(event)])
 
     def disconnect(self, connection_id: str) -> None:
         """Forget the connection; if it was the player's current one, they are now absent.
@@ -112,4 +109,4 @@ class ConnectService:
             table_id=player.table_id if seated else None,
             seat=player.seat if seated else None,
         )
-        self._publisher.publish([Outbound("PlayerDisconnected", event.model_dump(), SOURCE)])
+        self._publisher.publish([Outbound.of(event)])

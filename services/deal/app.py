@@ -7,7 +7,6 @@ being at the previous round. A duplicate or late event therefore deals nothing.
 
 from __future__ import annotations
 
-from services.common import constants
 from services.common.adapters import Clock, Entropy, TurnTimers
 from services.common.afterwrite import AfterWrite
 from services.common.events import RoundScored, RoundStarted, TableFormed
@@ -21,7 +20,6 @@ from services.common.unit_of_work import AlreadyDone, Committed, Outcome, Versio
 from shared_engine import dealer_of_round, dumps, loads, start_round
 from shared_engine.turn_clock import first_turn
 
-SOURCE = f"{constants.EVENT_SOURCE}.deal"
 RETRIES = 3
 
 
@@ -159,6 +157,6 @@ class DealService:
             commitment=state.commitment,
             dealer=dealer,
             at=now,
-            outbox=(Outbound("RoundStarted", started.model_dump(), SOURCE),),
+            outbox=(Outbound.of(started),),
         )
         return new, self._store.start_round(old=table, new=new, dealt=dealt)

@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from services.common import constants
 from services.common.adapters import Clock, Publisher
 from services.common.events import (
     LedgerSettled,
@@ -41,7 +40,6 @@ from services.common.unit_of_work import AlreadyDone, Committed, Short, VersionC
 from shared_engine import MatchMode
 from shared_engine.match import TEAM_NAMES, held_stake, settle_match
 
-SOURCE = f"{constants.EVENT_SOURCE}.ledger"
 BOOKING_ATTEMPTS = 10
 """A booking retries when another on the same account commits between its read and its
 write: it fails (``busy``) only if ten others commit during it."""
@@ -166,7 +164,7 @@ class LedgerService:
             if p.points:
                 changes[p.account] = changes.get(p.account, 0) + p.points
         settled = LedgerSettled(table_id=table_id, purpose=purpose, changes=changes)
-        self._publisher.publish([Outbound("LedgerSettled", settled.model_dump(), SOURCE)])
+        self._publisher.publish([Outbound.of(settled)])
 
     # --- the API of the other modes --------------------------------------------------
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, TypeAdapter
 
-from services.common import constants
 from services.common.events import MatchEnded, PlayerDisconnected, TableAborted
 from services.common.flood import FloodControl, over_rate
 from services.common.ledger import Ledger
@@ -36,7 +35,6 @@ from services.matchmaking.rematch import Rematches
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore
 
-SOURCE = f"{constants.EVENT_SOURCE}.matchmaking"
 LOBBY_MESSAGE: TypeAdapter[
     Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance
 ] = (

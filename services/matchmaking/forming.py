@@ -18,11 +18,10 @@ TTL removes it."""
 
 class Tables:
     """The tables matchmaking forms, each carrying the ``TableFormed`` its creation
-    publishes under the service's ``source``: the deal service deals it from there."""
+    publishes: the deal service deals it from there."""
 
-    def __init__(self, clock: Clock, source: str) -> None:
+    def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._source = source
 
     def new(
         self, table_id: str, mode: MatchMode, variant: str, stake: int, seats: dict[int, SeatPlayer]
@@ -42,4 +41,4 @@ class Tables:
             stake=stake,
             seats={str(seat): player for seat, player in seats.items()},  # type: ignore[misc]
         )
-        return table, Outbound("TableFormed", formed.model_dump(mode="json"), self._source)
+        return table, Outbound.of(formed)

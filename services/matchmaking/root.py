@@ -10,7 +10,7 @@ from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.telemetry import Telemetry
-from services.matchmaking.app import SOURCE, MatchmakingService
+from services.matchmaking.app import MatchmakingService
 from services.matchmaking.forming import Tables
 from services.matchmaking.lobbies import Lobbies
 from services.matchmaking.queues import Queues
@@ -25,7 +25,7 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> Matchma
     players = PlayerStore(storage)
     lobby_store = LobbyStore(storage)
     ledger = Ledger(storage)
-    tables = Tables(clock, SOURCE)
+    tables = Tables(clock)
     replies = Replies(
         players=players, pusher=ApiGatewayPusher(clients.connections), telemetry=telemetry
     )

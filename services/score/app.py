@@ -6,7 +6,6 @@ a duplicated ``RoundEnded`` adds nothing twice.
 
 from __future__ import annotations
 
-from services.common import constants
 from services.common.adapters import Clock
 from services.common.afterwrite import AfterWrite
 from services.common.events import (
@@ -26,7 +25,6 @@ from services.common.unit_of_work import AlreadyDone, Committed, VersionConflict
 from shared_engine import account_rewards, decide_after_round, loads, score_round
 from shared_engine.match import TEAM_NAMES, SeatPresence, winner_of
 
-SOURCE = f"{constants.EVENT_SOURCE}.score"
 RETRIES = 3
 
 
@@ -88,7 +86,7 @@ class ScoreService:
             seed=state.seed,
             commitment=state.commitment,
         )
-        outbox = [Outbound("RoundScored", scored.model_dump(mode="json"), SOURCE)]
+        outbox = [Outbound.of(scored)]
         ended: MatchEnded | None = None
         if decision.ended:
             assert decision.winner is not None
@@ -101,7 +99,7 @@ class ScoreService:
                 rounds_played=table.round,
                 seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
             )
-            outbox.append(Outbound("MatchEnded", ended.model_dump(mode="json"), SOURCE))
+            outbox.append(Outbound.of(ended))
         if decision.abandoned:
             aborted = TableAborted(
                 table_id=table.table_id,
@@ -110,7 +108,7 @@ class ScoreService:
                 seats={str(seat): player for seat, player in table.seats.items()},  # type: ignore[misc]
                 reason="every player left",
             )
-            outbox.append(Outbound("TableAborted", aborted.model_dump(mode="json"), SOURCE))
+            outbox.append(Outbound.of(aborted))
         new = table.evolve(
             totals=totals,
             tie_break=decision.tie_break,

@@ -16,7 +16,7 @@ import pytest
 
 from infra import manifest
 from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
-from services.common import constants
+from services.common import constants, events
 from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
@@ -475,11 +475,11 @@ def test_every_consumer_rule_routes_its_detail_types_to_its_queue(
     patterns = rule["EventPattern"].get("$or", [rule["EventPattern"]])
     routed = {(s, d) for p in patterns for s in p["source"] for d in p["detail-type"]}
     assert routed == {
-        (f"canasta.{manifest.EMITTERS[d]}", d) for d in manifest.CONSUMERS[consumer]
+        (f"canasta.{events.EMITTERS[d]}", d) for d in manifest.CONSUMERS[consumer]
     } | {
-        (f"canasta.{manifest.OPERATOR_EMITS[d]}", d)
+        (f"canasta.{events.OPERATOR_EMITS[d]}", d)
         for d in manifest.CONSUMERS[consumer]
-        if d in manifest.OPERATOR_EMITS
+        if d in events.OPERATOR_EMITS
     }, "each detail-type only from the service that publishes it (and the operators')"
     assert logical_ids(rule["EventBusName"]) == {
         named(template, "AWS::Events::EventBus", "Name", f"{stage}-{constants.EVENT_BUS}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from infra import manifest
+from services.common import events
 from shared_engine import MatchMode
 from tests.integration.harness import Harness
 
@@ -29,4 +30,4 @@ def test_an_event_from_another_source_reaches_no_consumer(harness: Harness) -> N
 
 def test_every_consumed_detail_type_has_one_producer() -> None:
     consumed = {d for types in manifest.CONSUMERS.values() for d in types}
-    assert consumed <= set(manifest.EMITTERS)
+    assert consumed <= set(events.EMITTERS)

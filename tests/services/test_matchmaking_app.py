@@ -27,7 +27,7 @@ from services.common.records import (
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Item, Key, Outcome, Put, Storage, TableKind, Update, Write
-from services.matchmaking.app import SOURCE, MatchmakingService
+from services.matchmaking.app import MatchmakingService
 from services.matchmaking.forming import ENTRY_TTL, Tables
 from services.matchmaking.lobbies import Lobbies
 from services.matchmaking.queues import Queues
@@ -156,7 +156,7 @@ def w(
     ledger = Ledger(storage)
     store = GameStore(counting)
     machine = FakeMachine()
-    tables = Tables(clock, SOURCE)
+    tables = Tables(clock)
     replies = Replies(players=players, pusher=pusher, telemetry=telemetry)
     lobby_cases = Lobbies(
         store=lobbies,
