@@ -206,7 +206,7 @@ RULES = [
     ),
     Rule(
         "the CDK app imports no tool, benchmark or local stack",
-        ("infra/*.py",),
+        ("infra/**/*.py",),
         lambda module, _path: _within(module, {"tools", "benchmarks", "tests", "local"}),
     ),
 ]
