@@ -147,8 +147,8 @@ def deployed_import_times(
     change of the machine's load between samples out of the ratio. ``instructions``:
     millions of instructions instead of seconds (``import_instructions``)."""
     from infra.assets import build_assets, build_code, runtime_python
+    from infra.components.runtime import PYTHON_VERSION
     from infra.deploy_check import deployed_path, lambda_env
-    from infra.stack import PYTHON_VERSION
 
     if runtime_python(PYTHON_VERSION) is None:
         return f"no CPython {PYTHON_VERSION} (the runtime's) here to build and import with"

@@ -17,9 +17,10 @@ from typing import Any
 import aws_cdk as cdk
 
 from infra.assets import DEFAULT_BUILD_DIR, REPO, build_assets
+from infra.components.runtime import PYTHON_VERSION
 from infra.config import Config, ConfigError
 from infra.nag import add_checks
-from infra.stack import PYTHON_VERSION, CanastaStack
+from infra.stack import CanastaStack
 
 SYNTH_DEFAULTS: dict[str, Any] = {"aws:cdk:disable-stack-trace": True}
 """What the CLI sets unless --debug: no creation stack trace recorded for every construct."""

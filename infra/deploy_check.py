@@ -233,9 +233,10 @@ def main() -> int:
     import aws_cdk as cdk  # noqa: PLC0415
 
     from infra.app import SYNTH_DEFAULTS, file_context, stack_name  # noqa: PLC0415
+    from infra.components.runtime import PYTHON_VERSION  # noqa: PLC0415
     from infra.config import Config  # noqa: PLC0415
     from infra.nag import add_checks  # noqa: PLC0415
-    from infra.stack import PYTHON_VERSION, CanastaStack  # noqa: PLC0415
+    from infra.stack import CanastaStack  # noqa: PLC0415
 
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     context = {**SYNTH_DEFAULTS, **file_context(), "stage": "prod", "bundle": True}

@@ -62,7 +62,7 @@ def _rendered(stack: Any, key: str) -> set[Triple]:
     return {
         (
             action,
-            _canonical(stack.resolve(stack.resource_arn(g.resource))),
+            _canonical(stack.resolve(stack.backbone.resource_arn(g.resource))),
             _canonical({op: dict(values) for op, values in g.conditions.items()} or None),
         )
         for g in grants(FUNCTIONS[key])
@@ -109,7 +109,7 @@ def test_the_operators_policies_hold_exactly_what_the_local_stack_lets_the_conso
     rendered = {
         (action, _canonical(stack.resolve(arn)), _canonical(None))
         for g in operator_grants(actions=actions)
-        for arn in stack.operator_resource_arns(g.resource)
+        for arn in stack.backbone.operator_resource_arns(g.resource)
         for action in g.actions
     }
     assert deployed == rendered
@@ -125,7 +125,7 @@ def test_the_operators_policies_hold_exactly_what_the_local_stack_lets_the_conso
             "cloudformation:DescribeStacks",
         }, "the read policy writes nothing"
     # Nobody may rewrite or delete the audit trail: the console only adds to it.
-    audit = stack.resolve(stack.tables[constants.AUDIT].table_arn)
+    audit = stack.resolve(stack.backbone.tables[constants.AUDIT].table_arn)
     assert not {
         a
         for a, r, _ in deployed
