@@ -3,7 +3,7 @@
 Everything that wires a handler is built from this one module, so a route, a
 consumer or an event cannot be declared in one place and missing in another:
 
-- the CDK stack (``infra/stack.py``): each function, its routes, its queue and
+- the CDK stack (``infra/components/``): each function, its routes, its queue and
   that queue's rule, its stream, its IAM statements (``infra/policies.py``);
 - the local stack: the gateway's route table (``local/gateway.py``), the
   dispatcher's queues and relay (``local/dispatcher.py``), the rules and queues

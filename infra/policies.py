@@ -1,6 +1,6 @@
 """What each function's role allows, derived from its ``FunctionSpec`` alone.
 
-The stack renders every handler grant from ``grants`` (``CanastaStack._grant``),
+The stack renders every handler grant from ``grants`` (``infra.components.functions``),
 and the local stack evaluates every AWS call a handler makes against the very
 same grants (``local/iam.py``), so a permission a handler lacks in production
 is denied in the tests too. Resources are named by kind here and turned into
