@@ -47,7 +47,7 @@ PLAYER_ACCOUNT = re.compile(r"(?!bot-)[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
 """A player's id (a token's ``sub``): never ``house:``, ``escrow:``, ``match:`` or a bot's."""
 
 
-class Refused(Exception):
+class BookingRefused(Exception):
     """A request of the API refused, with its code; nothing was booked."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -178,7 +178,7 @@ class LedgerService:
         name, limits = self._caller(client)
         booking = ExternalBooking(name, key, self._player_account(account), points, jokers)
         if abs(points) > limits.points_per_booking or abs(jokers) > limits.jokers_per_booking:
-            raise Refused("booking_limit", "the booking is larger than this client may book")
+            raise BookingRefused("booking_limit", "the booking is larger than this client may book")
         day = time.strftime("%Y-%m-%d", time.gmtime(self._clock.now()))
         day_limits = Balance(*limits.shard_limits)
         for _ in range(BOOKING_ATTEMPTS):
@@ -186,7 +186,7 @@ class LedgerService:
             if done is not None:
                 body, after = done
                 if body != booking:
-                    raise Refused(
+                    raise BookingRefused(
                         "idempotency_conflict", "this idempotency key booked another body before"
                     )
                 self._telemetry.info("booking skipped", reason="already booked", key=key)
@@ -197,19 +197,23 @@ class LedgerService:
             if isinstance(outcome, (AlreadyDone, VersionConflict)):
                 continue
             if outcome == DAY_LIMIT:
-                raise Refused("daily_limit", "this client's bookings of the day reach its limit")
+                raise BookingRefused(
+                    "daily_limit", "this client's bookings of the day reach its limit"
+                )
             if isinstance(outcome, Short):
-                raise Refused("insufficient_balance", "the balance does not cover the debit")
+                raise BookingRefused("insufficient_balance", "the balance does not cover the debit")
             self._telemetry.count("ledger_external_bookings")
             return after
-        raise Refused("busy", "the account changed during every attempt: retry with the same key")
+        raise BookingRefused(
+            "busy", "the account changed during every attempt: retry with the same key"
+        )
 
     def _caller(self, client: str | None) -> tuple[str, LedgerClient]:
         """The configured client invoking the API (its alias) and its limits, or
         ``unknown_client``."""
         limits = self._clients.get(client) if client is not None else None
         if client is None or limits is None:
-            raise Refused("unknown_client", "invoke the alias configured for your mode")
+            raise BookingRefused("unknown_client", "invoke the alias configured for your mode")
         self._telemetry.annotate(client=client)
         return client, limits
 
@@ -217,7 +221,7 @@ class LedgerService:
     def _player_account(account: str) -> str:
         """Only players' accounts: the house's, escrows and match markers are the game's own."""
         if not PLAYER_ACCOUNT.fullmatch(account):
-            raise Refused("not_a_player_account", "only a player's account may be named")
+            raise BookingRefused("not_a_player_account", "only a player's account may be named")
         return account
 
     def welcome(self, account: str, points: int, jokers: int) -> None:

@@ -15,7 +15,7 @@ from services.common.events import MatchEnded, TableAborted
 from services.common.observability import Observability
 from services.common.runtime import Clients, EventRoutes, process_batch
 from services.common.settings import MAX_BOOKING_JOKERS, MAX_BOOKING_POINTS, Settings
-from services.ledger.app import LedgerService, Refused
+from services.ledger.app import LedgerService, BookingRefused
 from services.ledger.root import build
 
 obs = Observability("ledger")
@@ -98,7 +98,7 @@ def api(event: dict[str, Any], context: Any) -> dict[str, Any]:
             balance = service().post(
                 client, request.account, request.idempotency_key, request.points, request.jokers
             )
-    except Refused as refused:
+    except BookingRefused as refused:
         obs.telemetry.count(f"refused_{refused.code}")
         return {"account": request.account, "error": refused.code, "message": refused.message}
     return {"account": request.account, "points": balance.points, "jokers": balance.jokers}

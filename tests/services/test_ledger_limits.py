@@ -4,7 +4,7 @@ in-memory storage: each client's limits per booking and per UTC day, and one boo
 share (MATCH-3, JOKER-1), so a client must never book past its limits or twice.
 
 ``tests/integration/test_ledger_settlement.py`` runs the same requests through the
-handler on DynamoDB; here the use case answers them, and its refusals are ``Refused``.
+handler on DynamoDB; here the use case answers them, and its refusals are ``BookingRefused``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from services.common.memory_storage import MemoryStorage
 from services.common.records import shard_of
 from services.common.settings import LedgerClient
 from services.common.telemetry import RecordingTelemetry
-from services.ledger.app import LedgerService, Refused
+from services.ledger.app import LedgerService, BookingRefused
 from tests.services.fakes import FakeClock, RecordingPublisher
 
 pytestmark = pytest.mark.unit
@@ -54,7 +54,7 @@ def refusal(
     client: str = "rummy",
 ) -> str:
     """The code a post is refused with (it must be refused)."""
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(BookingRefused) as refused:
         api.post(client, account, key, points, jokers)
     return refused.value.code
 
@@ -126,7 +126,7 @@ def test_a_client_in_day_shards_books_each_shard_up_to_its_share(
     for key in (f"bridge-{n}" for n in range(24)):
         try:
             api.post("bridge", "zb", key, 100, 0)
-        except Refused as refused:
+        except BookingRefused as refused:
             assert refused.code == "daily_limit"
         else:
             booked.append(key)
