@@ -15,7 +15,7 @@ from services.common.events import MatchEnded, TableAborted
 from services.common.observability import Observability
 from services.common.runtime import Clients, EventRoutes, process_batch
 from services.common.settings import MAX_BOOKING_JOKERS, MAX_BOOKING_POINTS, Settings
-from services.ledger.app import LedgerService, BookingRefused
+from services.ledger.app import BookingRefused, LedgerService
 from services.ledger.root import build
 
 obs = Observability("ledger")

@@ -16,7 +16,7 @@ from services.common.memory_storage import MemoryStorage
 from services.common.records import shard_of
 from services.common.settings import LedgerClient
 from services.common.telemetry import RecordingTelemetry
-from services.ledger.app import LedgerService, BookingRefused
+from services.ledger.app import BookingRefused, LedgerService
 from tests.services.fakes import FakeClock, RecordingPublisher
 
 pytestmark = pytest.mark.unit
