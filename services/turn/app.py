@@ -2,15 +2,14 @@
 
 Every move follows one path: read the table, apply with the engine, write the
 new state conditional on the version read with its log entries (which carry
-the events to publish) in one transaction, then push each seat its own view.
-After a move, seats whose player is absent are auto-played (TABLE-2), and the
-next connected seat's turn gets a durable timer.
+the events to publish) in one transaction (``writes``), then push each seat its
+own view. After a move, seats whose player is absent are auto-played (TABLE-2,
+``autoplay``), and the next connected seat's turn gets a durable timer.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
@@ -19,10 +18,8 @@ from services.common import constants
 from services.common.adapters import Clock, TurnTimers
 from services.common.afterwrite import AfterWrite, running
 from services.common.events import (
-    ActionApplied,
     PlayerConnected,
     PlayerDisconnected,
-    RoundEnded,
     RoundStarted,
 )
 from services.common.flood import FloodControl, over_rate
@@ -39,19 +36,17 @@ from services.common.protocol import (
     TurnMessage,
     WelcomeMessage,
 )
-from services.common.records import LogEntry, Outbound, TableRecord
+from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import GameStore
-from services.common.tableviews import ViewPusher, error_message, public_move, view_message
+from services.common.tableviews import ViewPusher, error_message, view_message
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import AlreadyDone, Committed, Outcome, Short, VersionConflict
-from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
+from services.common.unit_of_work import AlreadyDone, Short, VersionConflict
+from services.turn.autoplay import AutoPlay
+from services.turn.writes import Applied, MoveWriter
+from shared_engine import EngineError, RoundState, action_to_wire, apply, loads
 from shared_engine.actions import JokerButton, from_model
-from shared_engine.autoplay import auto_play_step
-from shared_engine.match import rounds_after
-from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
-from shared_engine.turn_clock import TurnClock, after_moves
 
 SOURCE = f"{constants.EVENT_SOURCE}.turn"
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
@@ -59,41 +54,8 @@ CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
     TurnMessage,
     config=ConfigDict(defer_build=True),
 )
-AUTO_PLAY_LIMIT = 400
-"""More actions than any round holds: a bound on one invocation's auto-play writes."""
-STRETCH_MOVES = 90
-"""The most moves one write of a stretch of unwatched turns holds: with the table item,
-within a transaction's 100 items and far inside its 4 MB."""
 COMPLETED_KEPT = 4096
 """Table versions a warm container remembers having followed through (a few hundred KB)."""
-
-
-class Applied:
-    """The outcome of one committed write: the table after it and what it did.
-
-    ``state`` is ``table.state`` parsed, so that one invocation parses a state once
-    (None: no round); ``reply`` the seat whose message made this write and its ``cid``
-    (its next view answers it); ``moves`` every move of the write as every seat may
-    learn it (``public_move``), for the log; ``gone`` the seats found gone by the pushes
-    on the way here (``AfterWrite`` frees them).
-    """
-
-    __slots__ = ("gone", "last_action", "moves", "reply", "state", "table")
-
-    def __init__(
-        self,
-        table: TableRecord,
-        last_action: dict[str, Any],
-        state: RoundState | None,
-        *,
-        moves: list[dict[str, Any]] | None = None,
-    ) -> None:
-        self.table = table
-        self.last_action = last_action
-        self.state = state
-        self.reply: tuple[int, str] | None = None
-        self.moves = moves if moves is not None else []
-        self.gone: list[tuple[int, str]] = []
 
 
 class TurnService:
@@ -121,7 +83,8 @@ class TurnService:
         self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
         self._telemetry = telemetry
-        self._turn_seconds = turn_seconds
+        self._writer = MoveWriter(store, clock, telemetry, turn_seconds=turn_seconds, source=SOURCE)
+        self._autoplay = AutoPlay(self._writer, views, telemetry)
         self._completed: OrderedDict[tuple[str, int], None] = OrderedDict()
         """(table, version) whose write this container followed through: nothing to repair."""
 
@@ -221,7 +184,7 @@ class TurnService:
             self._telemetry.count(f"refused_{exc.code}")
             self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
             return
-        applied = self._commit(table, state, [(seat, action, new_state)], False, postings)
+        applied = self._writer.commit(table, state, [(seat, action, new_state)], False, postings)
         if isinstance(applied, VersionConflict):
             fresh = self._store.get_table(table.table_id)
             if fresh is not None:
@@ -290,7 +253,7 @@ class TurnService:
                 self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
             return
         self._telemetry.count("timers_expired")
-        applied = self._play_turns(table, state, stretch=False, expired=True)
+        applied = self._autoplay.play_turns(table, state, stretch=False, expired=True)
         if applied is not None:
             self._after(applied)
 
@@ -305,144 +268,14 @@ class TurnService:
         table = self._store.get_table(table_id)
         if table is None or table.state is None:
             return
-        applied = self._advance_absent(Applied(table, {}, loads(table.state)))
+        applied = self._autoplay.advance_absent(Applied(table, {}, loads(table.state)))
         self._after(applied, advance=False)
 
-    # --- the write path ------------------------------------------------------------
-
-    def _commit(
-        self,
-        table: TableRecord,
-        before: RoundState,
-        moves: list[tuple[int, Action, RoundState]],
-        auto: bool,
-        postings: list[Posting] | None = None,
-    ) -> Applied | Outcome:
-        """One conditional write for one or more moves, with their log entries and events
-        (and the postings that pay for them): what it applied, or why it did not."""
-        now = self._clock.now()
-        after = moves[-1][2]
-        version = table.version + 1
-        entries: list[LogEntry] = []
-        for seat, action, state in moves:
-            wire = action_to_wire(action)
-            outbox = [
-                Outbound(
-                    "ActionApplied",
-                    ActionApplied(
-                        table_id=table.table_id,
-                        round=table.round,
-                        version=version,
-                        seat=seat,
-                        action=wire,
-                        auto=auto,
-                    ).model_dump(mode="json"),
-                    SOURCE,
-                )
-            ]
-            if state.round_over:
-                outbox.append(
-                    Outbound(
-                        "RoundEnded",
-                        RoundEnded(
-                            table_id=table.table_id,
-                            round=table.round,
-                            version=version,
-                            went_out=state.went_out,
-                        ).model_dump(mode="json"),
-                        SOURCE,
-                    )
-                )
-            entries.append(LogEntry(table.round, state.ply, seat, wire, auto, now, tuple(outbox)))
-        clock = after_moves(
-            TurnClock(table.turn_started, table.turn_deadline),
-            before,
-            *(state for _, _, state in moves),
-            version=version,
-            now=now,
-            turn_seconds=self._turn_seconds,
-        )
-        new = table.evolve(
-            state=dumps(after),
-            version=version,
-            updated_at=now,
-            turn_started=clock.started,
-            turn_deadline=clock.deadline,
-        )
-        outcome = self._store.commit_actions(table, new, entries, postings or ())
-        if not isinstance(outcome, Committed):
-            return outcome
-        self._telemetry.count("actions_applied", len(moves))
-        if after.round_over:
-            self._telemetry.count("rounds_ended")
-        states = [before, *(state for _, _, state in moves)]
-        public = [
-            public_move(seat, action, states[i], state, auto)
-            for i, (seat, action, state) in enumerate(moves)
-        ]
-        return Applied(new, public[-1], after, moves=public)
-
-    def _play_turns(
-        self, table: TableRecord, before: RoundState, *, stretch: bool, expired: bool = False
-    ) -> Applied | None:
-        """Play the turn of the seat to play, bot or absent (or ``expired``: its timer fired),
-        in one write; with ``stretch``, the turns after it too, up to the next seat with a
-        connected player.
-
-        A stretch is written as one write of up to ``STRETCH_MOVES`` moves, with a
-        log entry each: a table nobody watches (everyone left, or the one person
-        at a bots' table did) is played to the round's end in a few writes
-        instead of one rewrite of the table item per turn, which took 37% of the
-        partition's write limit in that second (docs/capacity.md). A watched table
-        is written a turn at a time, so that its players see each turn.
-        """
-        moves: list[tuple[int, Action, RoundState]] = []
-        kinds: list[str] = []
-        state = before
-        while running(table, state) and (_absent(table, state.turn) or (expired and not moves)):
-            turn = _turn(table, state)
-            if moves and len(moves) + len(turn) > STRETCH_MOVES:
-                break
-            moves += turn
-            kinds.append("bot_turns" if table.seats[state.turn].bot else "auto_played_turns")
-            state = turn[-1][2]
-            if not stretch:
-                break
-        applied = self._commit(table, before, moves, True)
-        if isinstance(applied, VersionConflict):
-            return None
-        if not isinstance(applied, Applied):
-            raise RuntimeError(f"the turns were not written: {applied}")
-        for kind in kinds:
-            self._telemetry.count(kind)
-        return applied
-
-    def _advance_absent(self, applied: Applied) -> Applied:
-        """Play every turn that falls to a bot's seat or to a seat with no connected player.
-
-        Bots (friends tables filled by their host) play with the engine's bot of
-        their seat's level, which sees only what its seat may see; absent players
-        get auto-play (TABLE-2).
-        """
-        for _ in range(AUTO_PLAY_LIMIT):
-            table, state = applied.table, applied.state
-            if state is None or not running(table, state) or not _absent(table, state.turn):
-                break
-            gone = self._views.push_views(
-                table, applied.last_action or None, state, applied.reply, applied.moves
-            )
-            watched = any(c is not None for c in table.connections.values())
-            nxt = self._play_turns(table, state, stretch=not watched)
-            if nxt is None:
-                applied.gone += gone
-                break
-            nxt.gone += [*applied.gone, *gone]
-            applied = nxt
-        return applied
+    # --- after a write -------------------------------------------------------------
 
     def _after(self, applied: Applied, *, advance: bool = True) -> None:
         if advance:
-            applied = self._advance_absent(applied)
+            applied = self._autoplay.advance_absent(applied)
         table = applied.table
         self._after_write(
             table,
@@ -521,7 +354,7 @@ class TurnService:
         if not self._store.claim_repair(table.table_id, table.round, state.ply):
             return
         self._telemetry.count("answers_repaired")
-        applied = self._advance_absent(Applied(table, {}, state))
+        applied = self._autoplay.advance_absent(Applied(table, {}, state))
         self._after_write(
             applied.table,
             applied.state,
@@ -540,43 +373,6 @@ class TurnService:
             and logged.seat == seat
             and logged.action == move
         )
-
-
-def _absent(table: TableRecord, seat: int) -> bool:
-    """A bot's seat, or a person's with no connection: its turn is played for it."""
-    return table.seats[seat].bot or table.connections.get(seat) is None
-
-
-def _turn(table: TableRecord, state: RoundState) -> list[tuple[int, Action, RoundState]]:
-    """The whole turn of the seat to play, by its bot or by TABLE-2's auto-play (draw if
-    due, then discard): each action with the state after it."""
-    seat = state.turn
-    policy = bot_policy(table, seat) if table.seats[seat].bot else auto_play_step
-    moves: list[tuple[int, Action, RoundState]] = []
-    while state.turn == seat and not state.round_over:
-        action = policy(state, seat)
-        state, _ = apply(state, seat, action)
-        moves.append((seat, action, state))
-    return moves
-
-
-def bot_policy(table: TableRecord, seat: int) -> Callable[[RoundState, int], Action]:
-    """The bot of ``seat`` at its level, seeded by the table, round and move alone.
-
-    A replay of the table's log reproduces every bot move: the seed holds no
-    clock and no process randomness, and a retried invocation that replays a
-    turn decides it the same way. A seat stored without a level (a table formed
-    before levels existed) plays at ``normal``, the default a host gets. It plays
-    to win the match: how much a lead counts depends on the rounds still to come.
-    """
-    level = table.seats[seat].level or "normal"
-
-    def choose(state: RoundState, player: int) -> Action:
-        later = rounds_after(table.mode, table.round, state.match_scores)
-        seed = f"{table.table_id}:{table.round}:{state.ply}"
-        return level_policy(level, seed, rounds_after=later)(state, player)
-
-    return choose
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:

@@ -21,8 +21,9 @@ from services.common.records import LogEntry
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Outcome
-from services.turn import app as turn_app
-from services.turn.app import STRETCH_MOVES, TurnService
+from services.turn import autoplay
+from services.turn.app import TurnService
+from services.turn.autoplay import STRETCH_MOVES
 from shared_engine import (
     MatchMode,
     RoundState,
@@ -646,7 +647,7 @@ def test_a_bot_weighs_a_lead_by_the_rounds_its_match_still_plays_match_1(
     seed = f"t1:1:{state.ply}"
     planned = level_policy("normal", seed, rounds_after=2)(state, seat)
     assert planned != level_policy("normal", seed, rounds_after=0)(state, seat)
-    assert turn_app.bot_policy(table, seat)(state, seat) == planned
+    assert autoplay.bot_policy(table, seat)(state, seat) == planned
 
 
 @pytest.mark.parametrize("level", ["easy", "normal", None])
@@ -688,7 +689,7 @@ def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table
 ) -> None:
     """Every seat left: the stretch of absent turns is written up to ``most`` moves a write,
     not a write a turn, with a log entry per move, the same moves in the same order."""
-    monkeypatch.setattr(turn_app, "STRETCH_MOVES", most)
+    monkeypatch.setattr(autoplay, "STRETCH_MOVES", most)
     state = start_round(SEED)
     opened, _ = apply(state, 1, auto_play_step(state, 1))
     put_table(store, "t1", opened, connections=dict.fromkeys(SEATS))
