@@ -9,7 +9,6 @@ own view. After a move, seats whose player is absent are auto-played (TABLE-2,
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
@@ -39,10 +38,12 @@ from services.common.protocol import (
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import GameStore
-from services.common.tableviews import ViewPusher, error_message, view_message
+from services.common.tableviews import ViewPusher, view_message
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Short, VersionConflict
+from services.turn.answers import Answers
 from services.turn.autoplay import AutoPlay
+from services.turn.followthrough import FollowThrough
 from services.turn.writes import Applied, MoveWriter
 from shared_engine import EngineError, RoundState, action_to_wire, apply, loads
 from shared_engine.actions import JokerButton, from_model
@@ -54,8 +55,6 @@ CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
     TurnMessage,
     config=ConfigDict(defer_build=True),
 )
-COMPLETED_KEPT = 4096
-"""Table versions a warm container remembers having followed through (a few hundred KB)."""
 
 
 class TurnService:
@@ -80,13 +79,13 @@ class TurnService:
         self._presence = presence
         self._views = views
         self._timers = timers
-        self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
         self._telemetry = telemetry
+        self._answers = Answers(views, telemetry)
         self._writer = MoveWriter(store, clock, telemetry, turn_seconds=turn_seconds, source=SOURCE)
         self._autoplay = AutoPlay(self._writer, views, telemetry)
-        self._completed: OrderedDict[tuple[str, int], None] = OrderedDict()
-        """(table, version) whose write this container followed through: nothing to repair."""
+        self._after_write = AfterWrite(store, views, timers)
+        self._after = FollowThrough(store, self._after_write, self._autoplay, telemetry)
 
     # --- client messages ----------------------------------------------------------
 
@@ -95,7 +94,7 @@ class TurnService:
 
         def refuse(refusal: Refusal) -> None:
             self._telemetry.count(f"refused_{refusal.code}")
-            self._refuse(connection_id, refusal.code, refusal.message, cid=refusal.cid)
+            self._answers.refuse(connection_id, refusal.code, refusal.message, cid=refusal.cid)
 
         def handle() -> None:
             limited = over_rate(self._flood, connection_id, body)
@@ -128,12 +127,12 @@ class TurnService:
         table = self._store.get_table(message.table_id)
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
-            self._refuse(
+            self._answers.refuse(
                 connection_id, "not_seated", "you have no seat at this table", cid=message.cid
             )
             return
         if table.connections.get(seat) not in (None, connection_id):
-            self._elsewhere(connection_id, message.cid)
+            self._answers.elsewhere(connection_id, message.cid)
             return
         said = SaidMessage(table_id=table.table_id, seat=seat, phrase=message.phrase)
         self._telemetry.count("quick_messages")
@@ -148,14 +147,18 @@ class TurnService:
         table = self._store.get_table(message.table_id)
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
-            self._refuse(connection_id, "not_seated", "you have no seat at this table", cid=cid)
+            self._answers.refuse(
+                connection_id, "not_seated", "you have no seat at this table", cid=cid
+            )
             return
         self._telemetry.annotate(round=table.round, seat=seat)
         if not self._current(table.connections.get(seat), player_id, connection_id):
-            self._elsewhere(connection_id, cid)
+            self._answers.elsewhere(connection_id, cid)
             return
         if table.state is None or table.status != "playing":
-            self._refuse(connection_id, "wrong_phase", "no round is being played", table, cid)
+            self._answers.refuse(
+                connection_id, "wrong_phase", "no round is being played", table, cid
+            )
             return
         if message.version != table.version:
             try:
@@ -182,7 +185,7 @@ class TurnService:
                 self._stale(connection_id, fresh, seat, cid=cid)
                 return
             self._telemetry.count(f"refused_{exc.code}")
-            self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
+            self._answers.refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
             return
         applied = self._writer.commit(table, state, [(seat, action, new_state)], False, postings)
         if isinstance(applied, VersionConflict):
@@ -193,7 +196,7 @@ class TurnService:
         if isinstance(applied, (Short, AlreadyDone)) and postings:
             # JOKER-1: no spare joker left, or this round's was spent already.
             self._telemetry.count("refused_joker_button_unavailable")
-            self._refuse(
+            self._answers.refuse(
                 connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table, cid
             )
             return
@@ -220,12 +223,14 @@ class TurnService:
         """Send the player's current view (clients ask after every (re)connect)."""
         player = self._presence.get_player(player_id)
         if player is not None and player.connection_id != connection_id:
-            self._elsewhere(connection_id, cid)
+            self._answers.elsewhere(connection_id, cid)
             return
         table = self._store.get_table(player.table_id) if player and player.table_id else None
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None or table.state is None:
-            self._refuse(connection_id, "no_table", "you are not seated at a table", cid=cid)
+            self._answers.refuse(
+                connection_id, "no_table", "you are not seated at a table", cid=cid
+            )
             return
         state = loads(table.state)
         if table.connections.get(seat) != connection_id:
@@ -268,49 +273,7 @@ class TurnService:
         table = self._store.get_table(table_id)
         if table is None or table.state is None:
             return
-        applied = self._autoplay.advance_absent(Applied(table, {}, loads(table.state)))
-        self._after(applied, advance=False)
-
-    # --- after a write -------------------------------------------------------------
-
-    def _after(self, applied: Applied, *, advance: bool = True) -> None:
-        if advance:
-            applied = self._autoplay.advance_absent(applied)
-        table = applied.table
-        self._after_write(
-            table,
-            applied.state,
-            last_action=applied.last_action or None,
-            reply=applied.reply,
-            moves=applied.moves,
-            gone=applied.gone,
-        )
-        self._completed[(table.table_id, table.version)] = None
-        while len(self._completed) > COMPLETED_KEPT:
-            self._completed.popitem(last=False)
-
-    # --- answers ----------------------------------------------------------------------
-
-    def _refuse(
-        self,
-        connection_id: str,
-        code: str,
-        message: str,
-        table: TableRecord | None = None,
-        cid: str | None = None,
-    ) -> None:
-        table_id = table.table_id if table else None
-        self._views.send(connection_id, error_message(code, message, table_id, cid=cid))
-
-    def _elsewhere(self, connection_id: str, cid: str | None) -> None:
-        """A tab the player has since replaced by another: nothing it sends applies."""
-        self._telemetry.count("refused_opened_elsewhere")
-        self._refuse(
-            connection_id,
-            "opened_elsewhere",
-            "you opened the game in another tab or device; play there, or reload here",
-            cid=cid,
-        )
+        self._after(Applied(table, {}, loads(table.state)))
 
     def _stale(
         self,
@@ -320,59 +283,11 @@ class TurnService:
         move: dict[str, Any] | None = None,
         cid: str | None = None,
     ) -> None:
-        """Answer with the fresh view; repair after a move whose answer was lost.
-
-        A client re-sends a move it got no answer to. If the table's last
-        logged action is that very move by that seat, it had been written
-        before the failure, and what follows a write (auto-play of absent seats,
-        the turn's timer, everyone's views) may never have run: it runs now,
-        once per move (the log item is marked). A container that followed the
-        write through itself knows there is nothing to repair. So a client
-        re-sending its last move in a loop hears ``stale_version`` alone: it
-        cannot make the server push frames to the other seats.
-        """
-        self._telemetry.count("refused_stale_version")
+        """Answer with the fresh view; repair after a move whose answer was lost."""
         state = _state_of(table)
-        view = view_message(table, state, seat) if state is not None else None
-        self._views.send(
-            connection_id,
-            error_message(
-                "stale_version",
-                f"the table is at version {table.version}",
-                table.table_id,
-                view,
-                cid,
-            ),
-        )
-        if (
-            move is None
-            or state is None
-            or (table.table_id, table.version) in self._completed
-            or not self._needs_repair(table, state, seat, move)
-        ):
-            return
-        if not self._store.claim_repair(table.table_id, table.round, state.ply):
-            return
-        self._telemetry.count("answers_repaired")
-        applied = self._autoplay.advance_absent(Applied(table, {}, state))
-        self._after_write(
-            applied.table,
-            applied.state,
-            last_action=applied.last_action or None,
-            gone=applied.gone,
-            repair=True,
-        )
-
-    def _needs_repair(
-        self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
-    ) -> bool:
-        logged = self._store.log_entry(table.table_id, table.round, state.ply)
-        return (
-            logged is not None
-            and not logged.repaired
-            and logged.seat == seat
-            and logged.action == move
-        )
+        self._answers.stale(connection_id, table, state, seat, cid)
+        if move is not None and state is not None:
+            self._after.repair(table, state, seat, move)
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:
