@@ -1,26 +1,23 @@
 """Use cases of the turn service: play a move, resync a client, expire a turn.
 
-Every move follows one path: read the table, apply with the engine, write the
-new state conditional on the version read with its log entries (which carry
-the events to publish) in one transaction (``writes``), then push each seat its
-own view. After a move, seats whose player is absent are auto-played (TABLE-2,
-``autoplay``), and the next connected seat's turn gets a durable timer.
+Every move follows one path: read the table, decide on that record alone, write
+the new state conditional on the version read with its log entries (which carry
+the events to publish) in one transaction (``writes``), then follow the write
+through (``followthrough``): seats whose player is absent are auto-played
+(TABLE-2, ``autoplay``), the next connected seat's turn gets a durable timer and
+each seat is pushed its own view.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic import ConfigDict, TypeAdapter
 
 from services.common import constants
 from services.common.adapters import Clock, TurnTimers
 from services.common.afterwrite import AfterWrite, running
-from services.common.events import (
-    PlayerConnected,
-    PlayerDisconnected,
-    RoundStarted,
-)
+from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
 from services.common.flood import FloodControl, over_rate
 from services.common.ledger import Ledger, Posting, joker_debit
 from services.common.presence import PresenceStore
@@ -45,7 +42,7 @@ from services.turn.answers import Answers
 from services.turn.autoplay import AutoPlay
 from services.turn.followthrough import FollowThrough
 from services.turn.writes import Applied, MoveWriter
-from shared_engine import EngineError, RoundState, action_to_wire, apply, loads
+from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, loads
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.state import with_account_jokers
 
@@ -58,6 +55,13 @@ CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
 
 
 class TurnService:
+    """What the handlers call: a seat's messages, round and presence events, turn timers.
+
+    The steps every use case shares are built here from the service's ports: the
+    answers to a sender, the write of moves, the auto-play of the seats nobody
+    plays and what follows a write.
+    """
+
     def __init__(
         self,
         *,
@@ -141,70 +145,79 @@ class TurnService:
         self._after_write.free(table, gone)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
-        """Apply one move for the player's own seat, or answer that connection with why not."""
+        """Apply one move for the player's own seat, or answer that connection with why not.
+
+        Each attempt reads the table once and decides on that record alone. An
+        attempt that loses the race to another write is followed by one more,
+        whose read is the table as that write left it.
+        """
         self._telemetry.annotate(table_id=message.table_id)
-        cid = message.cid
-        table = self._store.get_table(message.table_id)
+        action = _action(message)
+        # The balance is read before the table: a rival press that spent the joker moved the
+        # table in the same write, so the table read after it shows this press stale.
+        jokers = self._ledger.balance(player_id).jokers if isinstance(action, JokerButton) else 0
+        sent = _Sent(player_id, connection_id, message, action, jokers)
+        for lost_race in (False, True):
+            if not self._attempt(sent, self._store.get_table(message.table_id), lost_race):
+                return
+
+    def _attempt(self, sent: _Sent, table: TableRecord | None, lost_race: bool) -> bool:
+        """Decide the move on ``table`` as read and act on it; True if the write lost the
+        race to another. After a lost race the answer is ``stale_version``, never a
+        repair: the winner's invocation is following its own write through."""
+        player_id, connection_id, move = sent.player_id, sent.connection_id, sent.action
+        cid = sent.message.cid
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
             self._answers.refuse(
                 connection_id, "not_seated", "you have no seat at this table", cid=cid
             )
-            return
+            return False
+        if lost_race:
+            self._answers.stale(connection_id, table, _state_of(table), seat, cid)
+            return False
         self._telemetry.annotate(round=table.round, seat=seat)
         if not self._current(table.connections.get(seat), player_id, connection_id):
             self._answers.elsewhere(connection_id, cid)
-            return
+            return False
         if table.state is None or table.status != "playing":
             self._answers.refuse(
                 connection_id, "wrong_phase", "no round is being played", table, cid
             )
-            return
-        if message.version != table.version:
-            try:
-                resent = action_to_wire(from_model(message.move))
-            except EngineError:
-                resent = None
-            self._stale(connection_id, table, seat, resent, cid)
-            return
+            return False
         state = loads(table.state)
+        if sent.message.version != table.version:
+            self._answers.stale(connection_id, table, state, seat, cid)
+            if not isinstance(move, EngineError):
+                self._after.repair(table, state, seat, action_to_wire(move))
+            return False
         postings: list[Posting] = []
-        joker = False
-        try:
-            action = from_model(message.move)
-            if isinstance(action, JokerButton):
-                joker = True
-                state = with_account_jokers(state, seat, self._ledger.balance(player_id).jokers)
-                postings = [joker_debit(table.table_id, table.round, player_id)]
-            new_state, _ = apply(state, seat, action)
-        except EngineError as exc:
-            # The balance is read after the table: a rival press of the same turn may have
-            # spent the joker and moved the table in between. Then the move is stale.
-            fresh = self._store.get_table(table.table_id) if joker else None
-            if fresh is not None and fresh.version != table.version:
-                self._stale(connection_id, fresh, seat, cid=cid)
-                return
-            self._telemetry.count(f"refused_{exc.code}")
-            self._answers.refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
-            return
-        applied = self._writer.commit(table, state, [(seat, action, new_state)], False, postings)
+        if isinstance(move, JokerButton):
+            state = with_account_jokers(state, seat, sent.jokers)
+            postings = [joker_debit(table.table_id, table.round, player_id)]
+        played = _played(state, seat, move)
+        if isinstance(played, EngineError):
+            self._telemetry.count(f"refused_{played.code}")
+            self._answers.refuse(
+                connection_id, played.code, played.detail or played.code, table, cid
+            )
+            return False
+        applied = self._writer.commit(table, state, [(seat, *played)], False, postings)
         if isinstance(applied, VersionConflict):
-            fresh = self._store.get_table(table.table_id)
-            if fresh is not None:
-                self._stale(connection_id, fresh, seat, cid=cid)
-            return
+            return True
         if isinstance(applied, (Short, AlreadyDone)) and postings:
             # JOKER-1: no spare joker left, or this round's was spent already.
             self._telemetry.count("refused_joker_button_unavailable")
             self._answers.refuse(
                 connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table, cid
             )
-            return
+            return False
         if not isinstance(applied, Applied):
             raise RuntimeError(f"the move was not written: {applied}")
         if cid is not None:
             applied.reply = (seat, cid)
         self._after(applied)
+        return False
 
     def _current(self, seated: str | None, player_id: str, connection_id: str) -> bool:
         """Whether this connection may act for the seat: the seat's own, or the player's newest.
@@ -275,19 +288,38 @@ class TurnService:
             return
         self._after(Applied(table, {}, loads(table.state)))
 
-    def _stale(
-        self,
-        connection_id: str,
-        table: TableRecord,
-        seat: int,
-        move: dict[str, Any] | None = None,
-        cid: str | None = None,
-    ) -> None:
-        """Answer with the fresh view; repair after a move whose answer was lost."""
-        state = _state_of(table)
-        self._answers.stale(connection_id, table, state, seat, cid)
-        if move is not None and state is not None:
-            self._after.repair(table, state, seat, move)
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A play message as received: its sender and connection, the move as the engine's
+    action (or why it is none) and, for the joker button, the account's spare jokers."""
+
+    player_id: str
+    connection_id: str
+    message: Play
+    action: Action | EngineError
+    jokers: int
+
+
+def _action(message: Play) -> Action | EngineError:
+    """The move as the engine's action, or why it is none (answered in its turn, after the
+    checks of the seat and the version)."""
+    try:
+        return from_model(message.move)
+    except EngineError as malformed:
+        return malformed
+
+
+def _played(
+    state: RoundState, seat: int, move: Action | EngineError
+) -> tuple[Action, RoundState] | EngineError:
+    """The seat's action with the state after it, or why the engine refuses it."""
+    if isinstance(move, EngineError):
+        return move
+    try:
+        return move, apply(state, seat, move)[0]
+    except EngineError as refused:
+        return refused
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:

@@ -17,10 +17,10 @@ from services.common.events import (
 )
 from services.common.presence import PresenceStore
 from services.common.protocol import Play
-from services.common.records import LogEntry
+from services.common.records import LogEntry, TableRecord
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import Outcome
+from services.common.unit_of_work import Outcome, Storage
 from services.turn import autoplay
 from services.turn.app import TurnService
 from services.turn.autoplay import STRETCH_MOVES
@@ -332,6 +332,47 @@ def test_a_move_that_loses_a_race_gets_stale_version(
     errors = pusher.to("c1", "error")
     assert [e["code"] for e in errors] == ["stale_version"]
     assert errors[0]["view"]["version"] == 2
+
+
+def test_each_attempt_of_a_move_reads_the_table_once(
+    *,
+    turn: TurnService,
+    deps: dict[str, Any],
+    storage: Storage,
+    store: GameStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attempt's one read decides it, its refusals included: a joker press refused for
+    want of a spare joker reads nothing more; a race lost to a rival's write is followed
+    by one more attempt, whose read answers stale_version."""
+    reads: list[str] = []
+    get_table = store.get_table
+
+    def counted(table_id: str) -> TableRecord | None:
+        reads.append(table_id)
+        return get_table(table_id)
+
+    monkeypatch.setattr(store, "get_table", counted)
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    assert reads == ["t1"]
+    turn.play("p2", "c2", _play("t1", 2, {"type": "joker_button"}))
+    assert [e["code"] for e in pusher.to("c2", "error")] == ["joker_button_unavailable"]
+    assert reads == ["t1"] * 2
+
+    rival = build(TurnService, deps, store=GameStore(storage))
+    original = store.commit_actions
+
+    def racing(*args: Any, **kwargs: Any) -> Outcome:
+        monkeypatch.setattr(store, "commit_actions", original)
+        rival.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "commit_actions", racing)
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    assert pusher.to("c2", "error")[-1]["code"] == "stale_version"
+    assert reads == ["t1"] * 4, "the lost attempt's read, then the next attempt's"
 
 
 def test_a_timer_that_loses_a_race_to_the_move_does_nothing(
