@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from pydantic import ConfigDict, TypeAdapter
 
-from services.common import constants
 from services.common.adapters import Clock, TurnTimers
 from services.common.afterwrite import AfterWrite, running
 from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
@@ -46,7 +45,6 @@ from shared_engine import Action, EngineError, RoundState, action_to_wire, apply
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.state import with_account_jokers
 
-SOURCE = f"{constants.EVENT_SOURCE}.turn"
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
     # Built by the first message: the events and timers paths never read one.
     TurnMessage,
@@ -86,7 +84,7 @@ class TurnService:
         self._clock = clock
         self._telemetry = telemetry
         self._answers = Answers(views, telemetry)
-        self._writer = MoveWriter(store, clock, telemetry, turn_seconds=turn_seconds, source=SOURCE)
+        self._writer = MoveWriter(store, clock, telemetry, turn_seconds)
         self._autoplay = AutoPlay(self._writer, views, telemetry)
         self._after_write = AfterWrite(store, views, timers)
         self._after = FollowThrough(store, self._after_write, self._autoplay, telemetry)

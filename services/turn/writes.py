@@ -60,12 +60,8 @@ class MoveWriter:
         store: GameStore,
         clock: Clock,
         telemetry: Telemetry,
-        *,
         turn_seconds: int,
-        source: str,
     ) -> None:
-        """``source``: the service whose events the log entries carry."""
-        self._source = source
         self._store = store
         self._clock = clock
         self._telemetry = telemetry
@@ -87,7 +83,7 @@ class MoveWriter:
         entries: list[LogEntry] = []
         for seat, action, state in moves:
             wire = action_to_wire(action)
-            events = self._events(table, version, seat, wire, state, auto=auto)
+            events = _events(table, version, seat, wire, state, auto=auto)
             entries.append(LogEntry(table.round, state.ply, seat, wire, auto, now, events))
         clock = after_moves(
             TurnClock(table.turn_started, table.turn_deadline),
@@ -117,32 +113,32 @@ class MoveWriter:
         ]
         return Applied(new, public[-1], after, moves=public)
 
-    def _events(
-        self,
-        table: TableRecord,
-        version: int,
-        seat: int,
-        wire: dict[str, object],
-        state: RoundState,
-        *,
-        auto: bool,
-    ) -> tuple[Outbound, ...]:
-        """What a logged move publishes: the move, and the round's end if it went out."""
-        applied = ActionApplied(
+
+def _events(
+    table: TableRecord,
+    version: int,
+    seat: int,
+    wire: dict[str, object],
+    state: RoundState,
+    *,
+    auto: bool,
+) -> tuple[Outbound, ...]:
+    """What a logged move publishes: the move, and the round's end if it went out."""
+    applied = ActionApplied(
+        table_id=table.table_id,
+        round=table.round,
+        version=version,
+        seat=seat,
+        action=wire,
+        auto=auto,
+    )
+    outbox = [Outbound.of(applied)]
+    if state.round_over:
+        ended = RoundEnded(
             table_id=table.table_id,
             round=table.round,
             version=version,
-            seat=seat,
-            action=wire,
-            auto=auto,
+            went_out=state.went_out,
         )
-        outbox = [Outbound("ActionApplied", applied.model_dump(mode="json"), self._source)]
-        if state.round_over:
-            ended = RoundEnded(
-                table_id=table.table_id,
-                round=table.round,
-                version=version,
-                went_out=state.went_out,
-            )
-            outbox.append(Outbound("RoundEnded", ended.model_dump(mode="json"), self._source))
-        return tuple(outbox)
+        outbox.append(Outbound.of(ended))
+    return tuple(outbox)
