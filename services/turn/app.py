@@ -1,30 +1,22 @@
 """Use cases of the turn service: play a move, resync a client, expire a turn.
 
-Every move follows one path: read the table, apply with the engine, write the
-new state conditional on the version read with its log entries (which carry
-the events to publish) in one transaction, then push each seat its own view.
-After a move, seats whose player is absent are auto-played (TABLE-2), and the
-next connected seat's turn gets a durable timer.
+Every move follows one path: read the table, decide on that record alone, write
+the new state conditional on the version read with its log entries (which carry
+the events to publish) in one transaction (``writes``), then follow the write
+through (``followthrough``): seats whose player is absent are auto-played
+(TABLE-2, ``autoplay``), the next connected seat's turn gets a durable timer and
+each seat is pushed its own view.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic import ConfigDict, TypeAdapter
 
-from services.common import constants
 from services.common.adapters import Clock, TurnTimers
 from services.common.afterwrite import AfterWrite, running
-from services.common.events import (
-    ActionApplied,
-    PlayerConnected,
-    PlayerDisconnected,
-    RoundEnded,
-    RoundStarted,
-)
+from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
 from services.common.flood import FloodControl, over_rate
 from services.common.ledger import Ledger, Posting, joker_debit
 from services.common.presence import PresenceStore
@@ -39,64 +31,35 @@ from services.common.protocol import (
     TurnMessage,
     WelcomeMessage,
 )
-from services.common.records import LogEntry, Outbound, TableRecord
+from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import GameStore
-from services.common.tableviews import ViewPusher, error_message, public_move, view_message
+from services.common.tableviews import ViewPusher, view_message
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import AlreadyDone, Committed, Outcome, Short, VersionConflict
-from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, dumps, loads
+from services.common.unit_of_work import AlreadyDone, Short, VersionConflict
+from services.turn.answers import Answers
+from services.turn.autoplay import AutoPlay
+from services.turn.followthrough import FollowThrough
+from services.turn.writes import Applied, MoveWriter
+from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, loads
 from shared_engine.actions import JokerButton, from_model
-from shared_engine.autoplay import auto_play_step
-from shared_engine.match import rounds_after
-from shared_engine.search import level_policy
 from shared_engine.state import with_account_jokers
-from shared_engine.turn_clock import TurnClock, after_moves
 
-SOURCE = f"{constants.EVENT_SOURCE}.turn"
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
     # Built by the first message: the events and timers paths never read one.
     TurnMessage,
     config=ConfigDict(defer_build=True),
 )
-AUTO_PLAY_LIMIT = 400
-"""More actions than any round holds: a bound on one invocation's auto-play writes."""
-STRETCH_MOVES = 90
-"""The most moves one write of a stretch of unwatched turns holds: with the table item,
-within a transaction's 100 items and far inside its 4 MB."""
-COMPLETED_KEPT = 4096
-"""Table versions a warm container remembers having followed through (a few hundred KB)."""
-
-
-class Applied:
-    """The outcome of one committed write: the table after it and what it did.
-
-    ``state`` is ``table.state`` parsed, so that one invocation parses a state once
-    (None: no round); ``reply`` the seat whose message made this write and its ``cid``
-    (its next view answers it); ``moves`` every move of the write as every seat may
-    learn it (``public_move``), for the log; ``gone`` the seats found gone by the pushes
-    on the way here (``AfterWrite`` frees them).
-    """
-
-    __slots__ = ("gone", "last_action", "moves", "reply", "state", "table")
-
-    def __init__(
-        self,
-        table: TableRecord,
-        last_action: dict[str, Any],
-        state: RoundState | None,
-        *,
-        moves: list[dict[str, Any]] | None = None,
-    ) -> None:
-        self.table = table
-        self.last_action = last_action
-        self.state = state
-        self.reply: tuple[int, str] | None = None
-        self.moves = moves if moves is not None else []
-        self.gone: list[tuple[int, str]] = []
 
 
 class TurnService:
+    """What the handlers call: a seat's messages, round and presence events, turn timers.
+
+    The steps every use case shares are built here from the service's ports: the
+    answers to a sender, the write of moves, the auto-play of the seats nobody
+    plays and what follows a write.
+    """
+
     def __init__(
         self,
         *,
@@ -118,12 +81,13 @@ class TurnService:
         self._presence = presence
         self._views = views
         self._timers = timers
-        self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
         self._telemetry = telemetry
-        self._turn_seconds = turn_seconds
-        self._completed: OrderedDict[tuple[str, int], None] = OrderedDict()
-        """(table, version) whose write this container followed through: nothing to repair."""
+        self._answers = Answers(views, telemetry)
+        self._writer = MoveWriter(store, clock, telemetry, turn_seconds)
+        self._autoplay = AutoPlay(self._writer, views, telemetry)
+        self._after_write = AfterWrite(store, views, timers)
+        self._after = FollowThrough(store, self._after_write, self._autoplay, telemetry)
 
     # --- client messages ----------------------------------------------------------
 
@@ -132,7 +96,7 @@ class TurnService:
 
         def refuse(refusal: Refusal) -> None:
             self._telemetry.count(f"refused_{refusal.code}")
-            self._refuse(connection_id, refusal.code, refusal.message, cid=refusal.cid)
+            self._answers.refuse(connection_id, refusal.code, refusal.message, cid=refusal.cid)
 
         def handle() -> None:
             limited = over_rate(self._flood, connection_id, body)
@@ -165,12 +129,12 @@ class TurnService:
         table = self._store.get_table(message.table_id)
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
-            self._refuse(
+            self._answers.refuse(
                 connection_id, "not_seated", "you have no seat at this table", cid=message.cid
             )
             return
         if table.connections.get(seat) not in (None, connection_id):
-            self._elsewhere(connection_id, message.cid)
+            self._answers.elsewhere(connection_id, message.cid)
             return
         said = SaidMessage(table_id=table.table_id, seat=seat, phrase=message.phrase)
         self._telemetry.count("quick_messages")
@@ -179,66 +143,79 @@ class TurnService:
         self._after_write.free(table, gone)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
-        """Apply one move for the player's own seat, or answer that connection with why not."""
+        """Apply one move for the player's own seat, or answer that connection with why not.
+
+        Each attempt reads the table once and decides on that record alone. An
+        attempt that loses the race to another write is followed by one more,
+        whose read is the table as that write left it.
+        """
         self._telemetry.annotate(table_id=message.table_id)
-        cid = message.cid
-        table = self._store.get_table(message.table_id)
+        action = _action(message)
+        # The balance is read before the table: a rival press that spent the joker moved the
+        # table in the same write, so the table read after it shows this press stale.
+        jokers = self._ledger.balance(player_id).jokers if isinstance(action, JokerButton) else 0
+        sent = _Sent(player_id, connection_id, message, action, jokers)
+        for lost_race in (False, True):
+            if not self._attempt(sent, self._store.get_table(message.table_id), lost_race):
+                return
+
+    def _attempt(self, sent: _Sent, table: TableRecord | None, lost_race: bool) -> bool:
+        """Decide the move on ``table`` as read and act on it; True if the write lost the
+        race to another. After a lost race the answer is ``stale_version``, never a
+        repair: the winner's invocation is following its own write through."""
+        player_id, connection_id, move = sent.player_id, sent.connection_id, sent.action
+        cid = sent.message.cid
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
-            self._refuse(connection_id, "not_seated", "you have no seat at this table", cid=cid)
-            return
+            self._answers.refuse(
+                connection_id, "not_seated", "you have no seat at this table", cid=cid
+            )
+            return False
+        if lost_race:
+            self._answers.stale(connection_id, table, _state_of(table), seat, cid)
+            return False
         self._telemetry.annotate(round=table.round, seat=seat)
         if not self._current(table.connections.get(seat), player_id, connection_id):
-            self._elsewhere(connection_id, cid)
-            return
+            self._answers.elsewhere(connection_id, cid)
+            return False
         if table.state is None or table.status != "playing":
-            self._refuse(connection_id, "wrong_phase", "no round is being played", table, cid)
-            return
-        if message.version != table.version:
-            try:
-                resent = action_to_wire(from_model(message.move))
-            except EngineError:
-                resent = None
-            self._stale(connection_id, table, seat, resent, cid)
-            return
+            self._answers.refuse(
+                connection_id, "wrong_phase", "no round is being played", table, cid
+            )
+            return False
         state = loads(table.state)
+        if sent.message.version != table.version:
+            self._answers.stale(connection_id, table, state, seat, cid)
+            if not isinstance(move, EngineError):
+                self._after.repair(table, state, seat, action_to_wire(move))
+            return False
         postings: list[Posting] = []
-        joker = False
-        try:
-            action = from_model(message.move)
-            if isinstance(action, JokerButton):
-                joker = True
-                state = with_account_jokers(state, seat, self._ledger.balance(player_id).jokers)
-                postings = [joker_debit(table.table_id, table.round, player_id)]
-            new_state, _ = apply(state, seat, action)
-        except EngineError as exc:
-            # The balance is read after the table: a rival press of the same turn may have
-            # spent the joker and moved the table in between. Then the move is stale.
-            fresh = self._store.get_table(table.table_id) if joker else None
-            if fresh is not None and fresh.version != table.version:
-                self._stale(connection_id, fresh, seat, cid=cid)
-                return
-            self._telemetry.count(f"refused_{exc.code}")
-            self._refuse(connection_id, exc.code, exc.detail or exc.code, table, cid)
-            return
-        applied = self._commit(table, state, [(seat, action, new_state)], False, postings)
+        if isinstance(move, JokerButton):
+            state = with_account_jokers(state, seat, sent.jokers)
+            postings = [joker_debit(table.table_id, table.round, player_id)]
+        played = _played(state, seat, move)
+        if isinstance(played, EngineError):
+            self._telemetry.count(f"refused_{played.code}")
+            self._answers.refuse(
+                connection_id, played.code, played.detail or played.code, table, cid
+            )
+            return False
+        applied = self._writer.commit(table, state, [(seat, *played)], False, postings)
         if isinstance(applied, VersionConflict):
-            fresh = self._store.get_table(table.table_id)
-            if fresh is not None:
-                self._stale(connection_id, fresh, seat, cid=cid)
-            return
+            return True
         if isinstance(applied, (Short, AlreadyDone)) and postings:
             # JOKER-1: no spare joker left, or this round's was spent already.
             self._telemetry.count("refused_joker_button_unavailable")
-            self._refuse(
+            self._answers.refuse(
                 connection_id, "joker_button_unavailable", "JOKER-1: no spare joker", table, cid
             )
-            return
+            return False
         if not isinstance(applied, Applied):
             raise RuntimeError(f"the move was not written: {applied}")
         if cid is not None:
             applied.reply = (seat, cid)
         self._after(applied)
+        return False
 
     def _current(self, seated: str | None, player_id: str, connection_id: str) -> bool:
         """Whether this connection may act for the seat: the seat's own, or the player's newest.
@@ -257,12 +234,14 @@ class TurnService:
         """Send the player's current view (clients ask after every (re)connect)."""
         player = self._presence.get_player(player_id)
         if player is not None and player.connection_id != connection_id:
-            self._elsewhere(connection_id, cid)
+            self._answers.elsewhere(connection_id, cid)
             return
         table = self._store.get_table(player.table_id) if player and player.table_id else None
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None or table.state is None:
-            self._refuse(connection_id, "no_table", "you are not seated at a table", cid=cid)
+            self._answers.refuse(
+                connection_id, "no_table", "you are not seated at a table", cid=cid
+            )
             return
         state = loads(table.state)
         if table.connections.get(seat) != connection_id:
@@ -290,7 +269,7 @@ class TurnService:
                 self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
             return
         self._telemetry.count("timers_expired")
-        applied = self._play_turns(table, state, stretch=False, expired=True)
+        applied = self._autoplay.play_turns(table, state, stretch=False, expired=True)
         if applied is not None:
             self._after(applied)
 
@@ -305,278 +284,40 @@ class TurnService:
         table = self._store.get_table(table_id)
         if table is None or table.state is None:
             return
-        applied = self._advance_absent(Applied(table, {}, loads(table.state)))
-        self._after(applied, advance=False)
-
-    # --- the write path ------------------------------------------------------------
-
-    def _commit(
-        self,
-        table: TableRecord,
-        before: RoundState,
-        moves: list[tuple[int, Action, RoundState]],
-        auto: bool,
-        postings: list[Posting] | None = None,
-    ) -> Applied | Outcome:
-        """One conditional write for one or more moves, with their log entries and events
-        (and the postings that pay for them): what it applied, or why it did not."""
-        now = self._clock.now()
-        after = moves[-1][2]
-        version = table.version + 1
-        entries: list[LogEntry] = []
-        for seat, action, state in moves:
-            wire = action_to_wire(action)
-            outbox = [
-                Outbound(
-                    "ActionApplied",
-                    ActionApplied(
-                        table_id=table.table_id,
-                        round=table.round,
-                        version=version,
-                        seat=seat,
-                        action=wire,
-                        auto=auto,
-                    ).model_dump(mode="json"),
-                    SOURCE,
-                )
-            ]
-            if state.round_over:
-                outbox.append(
-                    Outbound(
-                        "RoundEnded",
-                        RoundEnded(
-                            table_id=table.table_id,
-                            round=table.round,
-                            version=version,
-                            went_out=state.went_out,
-                        ).model_dump(mode="json"),
-                        SOURCE,
-                    )
-                )
-            entries.append(LogEntry(table.round, state.ply, seat, wire, auto, now, tuple(outbox)))
-        clock = after_moves(
-            TurnClock(table.turn_started, table.turn_deadline),
-            before,
-            *(state for _, _, state in moves),
-            version=version,
-            now=now,
-            turn_seconds=self._turn_seconds,
-        )
-        new = table.evolve(
-            state=dumps(after),
-            version=version,
-            updated_at=now,
-            turn_started=clock.started,
-            turn_deadline=clock.deadline,
-        )
-        outcome = self._store.commit_actions(table, new, entries, postings or ())
-        if not isinstance(outcome, Committed):
-            return outcome
-        self._telemetry.count("actions_applied", len(moves))
-        if after.round_over:
-            self._telemetry.count("rounds_ended")
-        states = [before, *(state for _, _, state in moves)]
-        public = [
-            public_move(seat, action, states[i], state, auto)
-            for i, (seat, action, state) in enumerate(moves)
-        ]
-        return Applied(new, public[-1], after, moves=public)
-
-    def _play_turns(
-        self, table: TableRecord, before: RoundState, *, stretch: bool, expired: bool = False
-    ) -> Applied | None:
-        """Play the turn of the seat to play, bot or absent (or ``expired``: its timer fired),
-        in one write; with ``stretch``, the turns after it too, up to the next seat with a
-        connected player.
-
-        A stretch is written as one write of up to ``STRETCH_MOVES`` moves, with a
-        log entry each: a table nobody watches (everyone left, or the one person
-        at a bots' table did) is played to the round's end in a few writes
-        instead of one rewrite of the table item per turn, which took 37% of the
-        partition's write limit in that second (docs/capacity.md). A watched table
-        is written a turn at a time, so that its players see each turn.
-        """
-        moves: list[tuple[int, Action, RoundState]] = []
-        kinds: list[str] = []
-        state = before
-        while running(table, state) and (_absent(table, state.turn) or (expired and not moves)):
-            turn = _turn(table, state)
-            if moves and len(moves) + len(turn) > STRETCH_MOVES:
-                break
-            moves += turn
-            kinds.append("bot_turns" if table.seats[state.turn].bot else "auto_played_turns")
-            state = turn[-1][2]
-            if not stretch:
-                break
-        applied = self._commit(table, before, moves, True)
-        if isinstance(applied, VersionConflict):
-            return None
-        if not isinstance(applied, Applied):
-            raise RuntimeError(f"the turns were not written: {applied}")
-        for kind in kinds:
-            self._telemetry.count(kind)
-        return applied
-
-    def _advance_absent(self, applied: Applied) -> Applied:
-        """Play every turn that falls to a bot's seat or to a seat with no connected player.
-
-        Bots (friends tables filled by their host) play with the engine's bot of
-        their seat's level, which sees only what its seat may see; absent players
-        get auto-play (TABLE-2).
-        """
-        for _ in range(AUTO_PLAY_LIMIT):
-            table, state = applied.table, applied.state
-            if state is None or not running(table, state) or not _absent(table, state.turn):
-                break
-            gone = self._views.push_views(
-                table, applied.last_action or None, state, applied.reply, applied.moves
-            )
-            watched = any(c is not None for c in table.connections.values())
-            nxt = self._play_turns(table, state, stretch=not watched)
-            if nxt is None:
-                applied.gone += gone
-                break
-            nxt.gone += [*applied.gone, *gone]
-            applied = nxt
-        return applied
-
-    def _after(self, applied: Applied, *, advance: bool = True) -> None:
-        if advance:
-            applied = self._advance_absent(applied)
-        table = applied.table
-        self._after_write(
-            table,
-            applied.state,
-            last_action=applied.last_action or None,
-            reply=applied.reply,
-            moves=applied.moves,
-            gone=applied.gone,
-        )
-        self._completed[(table.table_id, table.version)] = None
-        while len(self._completed) > COMPLETED_KEPT:
-            self._completed.popitem(last=False)
-
-    # --- answers ----------------------------------------------------------------------
-
-    def _refuse(
-        self,
-        connection_id: str,
-        code: str,
-        message: str,
-        table: TableRecord | None = None,
-        cid: str | None = None,
-    ) -> None:
-        table_id = table.table_id if table else None
-        self._views.send(connection_id, error_message(code, message, table_id, cid=cid))
-
-    def _elsewhere(self, connection_id: str, cid: str | None) -> None:
-        """A tab the player has since replaced by another: nothing it sends applies."""
-        self._telemetry.count("refused_opened_elsewhere")
-        self._refuse(
-            connection_id,
-            "opened_elsewhere",
-            "you opened the game in another tab or device; play there, or reload here",
-            cid=cid,
-        )
-
-    def _stale(
-        self,
-        connection_id: str,
-        table: TableRecord,
-        seat: int,
-        move: dict[str, Any] | None = None,
-        cid: str | None = None,
-    ) -> None:
-        """Answer with the fresh view; repair after a move whose answer was lost.
-
-        A client re-sends a move it got no answer to. If the table's last
-        logged action is that very move by that seat, it had been written
-        before the failure, and what follows a write (auto-play of absent seats,
-        the turn's timer, everyone's views) may never have run: it runs now,
-        once per move (the log item is marked). A container that followed the
-        write through itself knows there is nothing to repair. So a client
-        re-sending its last move in a loop hears ``stale_version`` alone: it
-        cannot make the server push frames to the other seats.
-        """
-        self._telemetry.count("refused_stale_version")
-        state = _state_of(table)
-        view = view_message(table, state, seat) if state is not None else None
-        self._views.send(
-            connection_id,
-            error_message(
-                "stale_version",
-                f"the table is at version {table.version}",
-                table.table_id,
-                view,
-                cid,
-            ),
-        )
-        if (
-            move is None
-            or state is None
-            or (table.table_id, table.version) in self._completed
-            or not self._needs_repair(table, state, seat, move)
-        ):
-            return
-        if not self._store.claim_repair(table.table_id, table.round, state.ply):
-            return
-        self._telemetry.count("answers_repaired")
-        applied = self._advance_absent(Applied(table, {}, state))
-        self._after_write(
-            applied.table,
-            applied.state,
-            last_action=applied.last_action or None,
-            gone=applied.gone,
-            repair=True,
-        )
-
-    def _needs_repair(
-        self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
-    ) -> bool:
-        logged = self._store.log_entry(table.table_id, table.round, state.ply)
-        return (
-            logged is not None
-            and not logged.repaired
-            and logged.seat == seat
-            and logged.action == move
-        )
+        self._after(Applied(table, {}, loads(table.state)))
 
 
-def _absent(table: TableRecord, seat: int) -> bool:
-    """A bot's seat, or a person's with no connection: its turn is played for it."""
-    return table.seats[seat].bot or table.connections.get(seat) is None
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A play message as received: its sender and connection, the move as the engine's
+    action (or why it is none) and, for the joker button, the account's spare jokers."""
+
+    player_id: str
+    connection_id: str
+    message: Play
+    action: Action | EngineError
+    jokers: int
 
 
-def _turn(table: TableRecord, state: RoundState) -> list[tuple[int, Action, RoundState]]:
-    """The whole turn of the seat to play, by its bot or by TABLE-2's auto-play (draw if
-    due, then discard): each action with the state after it."""
-    seat = state.turn
-    policy = bot_policy(table, seat) if table.seats[seat].bot else auto_play_step
-    moves: list[tuple[int, Action, RoundState]] = []
-    while state.turn == seat and not state.round_over:
-        action = policy(state, seat)
-        state, _ = apply(state, seat, action)
-        moves.append((seat, action, state))
-    return moves
+def _action(message: Play) -> Action | EngineError:
+    """The move as the engine's action, or why it is none (answered in its turn, after the
+    checks of the seat and the version)."""
+    try:
+        return from_model(message.move)
+    except EngineError as malformed:
+        return malformed
 
 
-def bot_policy(table: TableRecord, seat: int) -> Callable[[RoundState, int], Action]:
-    """The bot of ``seat`` at its level, seeded by the table, round and move alone.
-
-    A replay of the table's log reproduces every bot move: the seed holds no
-    clock and no process randomness, and a retried invocation that replays a
-    turn decides it the same way. A seat stored without a level (a table formed
-    before levels existed) plays at ``normal``, the default a host gets. It plays
-    to win the match: how much a lead counts depends on the rounds still to come.
-    """
-    level = table.seats[seat].level or "normal"
-
-    def choose(state: RoundState, player: int) -> Action:
-        later = rounds_after(table.mode, table.round, state.match_scores)
-        seed = f"{table.table_id}:{table.round}:{state.ply}"
-        return level_policy(level, seed, rounds_after=later)(state, player)
-
-    return choose
+def _played(
+    state: RoundState, seat: int, move: Action | EngineError
+) -> tuple[Action, RoundState] | EngineError:
+    """The seat's action with the state after it, or why the engine refuses it."""
+    if isinstance(move, EngineError):
+        return move
+    try:
+        return move, apply(state, seat, move)[0]
+    except EngineError as refused:
+        return refused
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:

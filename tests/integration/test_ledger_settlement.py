@@ -808,8 +808,9 @@ def test_the_joker_button_takes_a_joker_and_debits_it_with_the_move(
 def test_a_press_that_loses_the_race_to_the_same_press_is_stale_not_refused(
     hx: Harness, joker_table: Callable[..., dict[int, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The joker button pressed twice at once (a double press): the loser read the table
-    before the winner's move and the balance after its debit. Its move is stale, not JOKER-1."""
+    """The joker button pressed twice at once (a double press): the winner's whole press
+    slips in while the loser reads the balance, before it reads the table. Its move is
+    stale, not JOKER-1."""
     from services.turn import handler as turn_handler
 
     conns = joker_table({"k2": 1})

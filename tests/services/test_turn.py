@@ -17,12 +17,13 @@ from services.common.events import (
 )
 from services.common.presence import PresenceStore
 from services.common.protocol import Play
-from services.common.records import LogEntry
+from services.common.records import LogEntry, TableRecord
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
-from services.common.unit_of_work import Outcome
-from services.turn import app as turn_app
-from services.turn.app import STRETCH_MOVES, TurnService
+from services.common.unit_of_work import Outcome, Storage
+from services.turn import autoplay
+from services.turn.app import TurnService
+from services.turn.autoplay import STRETCH_MOVES
 from shared_engine import (
     MatchMode,
     RoundState,
@@ -331,6 +332,47 @@ def test_a_move_that_loses_a_race_gets_stale_version(
     errors = pusher.to("c1", "error")
     assert [e["code"] for e in errors] == ["stale_version"]
     assert errors[0]["view"]["version"] == 2
+
+
+def test_each_attempt_of_a_move_reads_the_table_once(
+    *,
+    turn: TurnService,
+    deps: dict[str, Any],
+    storage: Storage,
+    store: GameStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attempt's one read decides it, its refusals included: a joker press refused for
+    want of a spare joker reads nothing more; a race lost to a rival's write is followed
+    by one more attempt, whose read answers stale_version."""
+    reads: list[str] = []
+    get_table = store.get_table
+
+    def counted(table_id: str) -> TableRecord | None:
+        reads.append(table_id)
+        return get_table(table_id)
+
+    monkeypatch.setattr(store, "get_table", counted)
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    assert reads == ["t1"]
+    turn.play("p2", "c2", _play("t1", 2, {"type": "joker_button"}))
+    assert [e["code"] for e in pusher.to("c2", "error")] == ["joker_button_unavailable"]
+    assert reads == ["t1"] * 2
+
+    rival = build(TurnService, deps, store=GameStore(storage))
+    original = store.commit_actions
+
+    def racing(*args: Any, **kwargs: Any) -> Outcome:
+        monkeypatch.setattr(store, "commit_actions", original)
+        rival.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "commit_actions", racing)
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    assert pusher.to("c2", "error")[-1]["code"] == "stale_version"
+    assert reads == ["t1"] * 4, "the lost attempt's read, then the next attempt's"
 
 
 def test_a_timer_that_loses_a_race_to_the_move_does_nothing(
@@ -646,7 +688,7 @@ def test_a_bot_weighs_a_lead_by_the_rounds_its_match_still_plays_match_1(
     seed = f"t1:1:{state.ply}"
     planned = level_policy("normal", seed, rounds_after=2)(state, seat)
     assert planned != level_policy("normal", seed, rounds_after=0)(state, seat)
-    assert turn_app.bot_policy(table, seat)(state, seat) == planned
+    assert autoplay.bot_policy(table, seat)(state, seat) == planned
 
 
 @pytest.mark.parametrize("level", ["easy", "normal", None])
@@ -688,7 +730,7 @@ def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table
 ) -> None:
     """Every seat left: the stretch of absent turns is written up to ``most`` moves a write,
     not a write a turn, with a log entry per move, the same moves in the same order."""
-    monkeypatch.setattr(turn_app, "STRETCH_MOVES", most)
+    monkeypatch.setattr(autoplay, "STRETCH_MOVES", most)
     state = start_round(SEED)
     opened, _ = apply(state, 1, auto_play_step(state, 1))
     put_table(store, "t1", opened, connections=dict.fromkeys(SEATS))
