@@ -17,6 +17,11 @@
   local stack and the tools load it without either.
 - The local stack imports no tool or benchmark; the CDK app imports neither
   them nor the local stack.
+- Only the tiers that prove the adapters (integration, reliability, smoke,
+  infrastructure) import moto; the fast tiers assert through records and views,
+  never through DynamoDB attribute-value maps.
+- No class in ``services``, ``infra`` or ``tools`` grows past what fits in a
+  head: 300 lines, 15 public methods.
 
 Each rule is a function of a source tree, so the last tests here run every
 rule on a tree that breaks it and check that the rule reports it.
@@ -74,6 +79,15 @@ AWS_IN_USE_CASES = {
     "services.common.runtime",
 }
 HANDLER_LIBRARIES = {"pydantic", "aws_lambda_powertools"}
+FAST_TIERS = (
+    "tests/*.py",
+    "tests/unit/**/*.py",
+    "tests/services/**/*.py",
+    "tests/property/**/*.py",
+    "tests/browser/**/*.py",
+)
+"""The tiers a change is checked by first: they prove the rules and the use cases, so a
+DynamoDB attribute map or a moto server there would tie them to an adapter's shape."""
 
 KNOWN_BREACHES: set[tuple[str, str]] = set()
 """Breaches tolerated for now, each to be removed by the change that ends it: a breach
@@ -209,6 +223,11 @@ RULES = [
         ("infra/**/*.py",),
         lambda module, _path: _within(module, {"tools", "benchmarks", "tests", "local"}),
     ),
+    Rule(
+        "the fast tiers run without moto",
+        FAST_TIERS,
+        lambda module, _path: _within(module, {"moto"}),
+    ),
 ]
 
 
@@ -287,6 +306,7 @@ BREAKS = {
         "infra/stack.py",
         "from local.aws import LocalAws",
     ),
+    "the fast tiers run without moto": ("tests/services/conftest.py", "from moto import mock_aws"),
 }
 """For each rule, a file it governs and an import that breaks it."""
 
@@ -322,3 +342,93 @@ def test_imports_under_type_checking_do_not_count(tmp_path: Path) -> None:
 
 def test_every_rule_has_a_breaking_example() -> None:
     assert set(BREAKS) == {rule.name for rule in RULES}
+
+
+ATTRIBUTE_TYPES = {"S", "N", "BOOL", "NULL", "M", "L", "SS", "NS"}
+"""DynamoDB's attribute-value type descriptors: ``item["sk"]["S"]`` reads the wire shape.
+Binary (``B``) is left out: the project stores none, and ``B`` is a team's name."""
+
+
+def attribute_map_reads(root: Path) -> set[tuple[str, int]]:
+    """(file, line) of every subscript or ``.get`` by a type descriptor in the fast tiers:
+    an assertion on the adapter's wire shape rather than on a record or a view."""
+    found = set()
+    for path in sorted({p for pattern in FAST_TIERS for p in root.glob(pattern)}):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            key: ast.expr | None = None
+            if isinstance(node, ast.Subscript):
+                key = node.slice
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and node.args
+            ):
+                key = node.args[0]
+            if isinstance(key, ast.Constant) and key.value in ATTRIBUTE_TYPES:
+                found.add((path.relative_to(root).as_posix(), node.lineno))
+    return found
+
+
+def test_the_fast_tiers_assert_no_attribute_map() -> None:
+    assert attribute_map_reads(ROOT) == set()
+
+
+def test_an_attribute_map_read_is_reported(tmp_path: Path) -> None:
+    target = tmp_path / "tests/services/test_sample.py"
+    target.parent.mkdir(parents=True)
+    target.write_text('def test(item):\n    assert item["version"] == 2\n', encoding="utf-8")
+    assert attribute_map_reads(tmp_path) == set()
+    target.write_text(
+        'def test(item):\n    assert item["version"]["N"] == "2"\n'
+        '    assert item.get("outbox", {}).get("S")\n',
+        encoding="utf-8",
+    )
+    assert attribute_map_reads(tmp_path) == {
+        ("tests/services/test_sample.py", 2),
+        ("tests/services/test_sample.py", 3),
+    }
+
+
+MAX_CLASS_LINES = 300
+MAX_PUBLIC_METHODS = 15
+SIZED = ("services/**/*.py", "infra/**/*.py", "tools/**/*.py")
+
+
+def oversized_classes(root: Path) -> set[tuple[str, str, int, int]]:
+    """(file, class, lines, public methods) of every class past either bound."""
+    found = set()
+    for path in sorted({p for pattern in SIZED for p in root.glob(pattern)}):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            public = sum(
+                isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef)
+                and not member.name.startswith("_")
+                for member in node.body
+            )
+            if lines > MAX_CLASS_LINES or public > MAX_PUBLIC_METHODS:
+                found.add((path.relative_to(root).as_posix(), node.name, lines, public))
+    return found
+
+
+def test_every_class_fits_in_a_head() -> None:
+    assert oversized_classes(ROOT) == set()
+
+
+def test_a_class_past_either_bound_is_reported(tmp_path: Path) -> None:
+    target = tmp_path / "services/sample/app.py"
+    target.parent.mkdir(parents=True)
+
+    def write(methods: int, padding: int) -> None:
+        body = "".join(f"    def m{i}(self): ...\n" for i in range(methods))
+        target.write_text(f"class Sample:\n{body}" + "    x = 0\n" * padding, encoding="utf-8")
+
+    write(MAX_PUBLIC_METHODS, MAX_CLASS_LINES - MAX_PUBLIC_METHODS - 1)
+    assert oversized_classes(tmp_path) == set()
+    write(MAX_PUBLIC_METHODS + 1, 0)
+    assert oversized_classes(tmp_path) == {("services/sample/app.py", "Sample", 17, 16)}
+    write(1, MAX_CLASS_LINES)
+    assert {name for _file, name, _lines, _public in oversized_classes(tmp_path)} == {"Sample"}
