@@ -146,7 +146,7 @@ class ViewPusher:
     def _deliver_all(self, table: TableRecord, messages: dict[int, dict[str, Any]]) -> Gone:
         """One push per seat, all at once. A failure other than a gone connection is kept,
         so the other seats are still served before the caller learns of it (and its retry
-        repeats the pushes: see ``TurnService._stale`` and ``ScoreService``)."""
+        repeats the pushes: see ``Answers.stale`` in the turn service and ``ScoreService``)."""
         failures: list[Exception] = []
 
         def deliver(connection: str, message: dict[str, Any]) -> bool:
