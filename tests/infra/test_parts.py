@@ -24,6 +24,7 @@ from infra.assets import (
 from infra.config import CONTEXT_KEYS, Config, ConfigError
 from infra.manifest import FUNCTIONS, TIMERS, handler_modules
 from services.common.settings import LedgerClient
+from tests.test_architecture import imports
 
 pytestmark = pytest.mark.infra
 
@@ -298,6 +299,40 @@ def test_the_code_asset_carries_no_development_tool(tmp_path: Path) -> None:
     assert commands == [], "a command-line entry point ships"
     for module in handler_modules():
         assert module.replace(".", "/") + ".py" in shipped, module
+
+
+def _loaded_by(code: Path, module: str) -> set[str]:
+    """Every module of the asset that importing ``module`` may load (imports inside
+    functions count; the type checker's do not), followed through the asset's own files."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        base = code / name.replace(".", "/")
+        path = (
+            base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        )
+        if name in seen or not path.is_file():
+            continue  # seen, or a name a module defines, or a library
+        seen.add(name)
+        todo.extend(m for m in imports(path) if m.split(".")[0] in SOURCE_PACKAGES)
+    return seen
+
+
+def test_the_test_doubles_beside_their_ports_ship_but_no_handler_loads_the_storage(
+    tmp_path: Path,
+) -> None:
+    """``MemoryStorage`` and ``RecordingTelemetry`` are in the asset, and may be: each lives
+    beside the port it implements (``Storage``, ``Telemetry``) in the runtime package, so the
+    test tiers and the benchmarks take them from where the ports are, and the in-memory
+    storage changes with the contract it shares with ``DynamoStorage``. They import only the
+    standard library and the package itself, a few kilobytes; the in-memory storage is a
+    module no handler imports, so no cold start loads it."""
+    code = build_code(tmp_path)
+    assert (code / "services" / "common" / "memory_storage.py").is_file()
+    assert "class RecordingTelemetry" in (code / "services" / "common" / "telemetry.py").read_text()
+    for module in handler_modules():
+        assert "services.common.memory_storage" not in _loaded_by(code, module), module
 
 
 def test_cdk_json_runs_the_app_and_its_context_is_the_defaults() -> None:
