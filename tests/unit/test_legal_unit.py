@@ -3,14 +3,23 @@
 Each position is one a player met: ``apply`` accepted the move, the list did
 not offer it. The list must hold the move (as a canonical shape: colours are
 free) and ``apply`` must accept what the list holds.
+
+The bound on long lists is held to its promise from both sides: up to
+``MAX_COMBINATIONS`` openings or pickups nothing is cut, past it exactly the
+tile-minimal ones stay, as ``apply`` judges them.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from shared_engine.actions import Action, Discard, Meld, TakePile
-from shared_engine.legal import legal_actions
+import pytest
+
+import shared_engine.legal
+from shared_engine.actions import Action, Discard, Meld, MeldSpec, TakePile
+from shared_engine.errors import EngineError
+from shared_engine.legal import MAX_COMBINATIONS, legal_actions
 from shared_engine.rules import apply
 from shared_engine.state import RoundState, from_json
 from shared_engine.tiles import NAMES, parse_tile
@@ -109,3 +118,91 @@ def test_going_out_by_melding_one_of_a_pair_and_discarding_the_other() -> None:
     final, _ = apply(after, 1, discard)
     assert final.went_out == 1
     assert [NAMES[t] for t in final.hands[0]] == []
+
+
+# --- the bound on long lists before the opening ----------------------------------
+
+# Built so that the meld-minimal openings (or pickups) number exactly the bound or
+# one more, and some of them could shed a tile and still be accepted: in the last,
+# a natural from a meld holding three wilds (MELD-2).
+_AT_THE_BOUND = {
+    "openings": _position(
+        phase="play",
+        hands={"1": ["13R", "13Y", "13K", "1R", "1Y", "1K", "6R", "6Y", "6K", "2K", "JK", "6B"]},
+        thresholds={"A": 120},
+    ),
+    "pickups": _position(
+        hands={"1": ["6R", "6Y", "6K", "9R", "9Y", "9K", "2K", "2B", "JK", "6B"]},
+        discard=["4B", "9B"],
+        thresholds={"A": 90},
+    ),
+}
+_ONE_OVER = {
+    "openings": _position(
+        phase="play",
+        hands={"1": ["4R", "4Y", "4K", "6R", "6Y", "6K", "2K", "2B", "JK", "JK", "6B"]},
+        thresholds={"A": 90},
+    ),
+    "pickups": _position(
+        hands={"1": ["11R", "11Y", "6R", "6Y", "6K", "2K", "2B", "JK", "JK", "6B"]},
+        discard=["4B", "11B"],
+        thresholds={"A": 90},
+    ),
+    "pickups with three wilds in a meld": _position(
+        hands={"1": ["7R", "7Y", "7K", "7B", "7R", "7Y", "6R", "6Y", "2K", "2B", "JK", "6B"]},
+        discard=["4B", "7B"],
+        thresholds={"A": 120},
+    ),
+}
+
+
+def _combinations(state: RoundState) -> set[Meld | TakePile]:
+    return {a for a in legal_actions(state, state.turn) if isinstance(a, (Meld, TakePile))}
+
+
+def _unbounded(state: RoundState, monkeypatch: pytest.MonkeyPatch) -> set[Meld | TakePile]:
+    with monkeypatch.context() as patch:
+        patch.setattr(shared_engine.legal, "MAX_COMBINATIONS", sys.maxsize)
+        return _combinations(state)
+
+
+def _sheds_a_tile(state: RoundState, action: Meld | TakePile) -> bool:
+    """``apply`` still accepts the action with one tile fewer in one of its specs: judged
+    by the rules themselves, not by the listing's own arithmetic."""
+    for i, spec in enumerate(action.melds):
+        for tile in set(spec.tiles):
+            tiles = list(spec.tiles)
+            tiles.remove(tile)
+            specs = list(action.melds)
+            specs[i] = MeldSpec(spec.rank, tuple(tiles))
+            try:
+                apply(state, state.turn, type(action)(tuple(specs)))
+            except EngineError:
+                continue
+            return True
+    return False
+
+
+@pytest.mark.parametrize("kind", sorted(_AT_THE_BOUND))
+def test_a_list_as_long_as_the_bound_is_whole(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OPEN-1, PILE-3: up to MAX_COMBINATIONS openings or pickups, every meld-minimal one is
+    listed, those that could shed a tile too."""
+    state = _AT_THE_BOUND[kind]
+    whole = _unbounded(state, monkeypatch)
+    assert len(whole) == MAX_COMBINATIONS
+    assert any(_sheds_a_tile(state, a) for a in whole)
+    assert _combinations(state) == whole
+
+
+@pytest.mark.parametrize("kind", sorted(_ONE_OVER))
+def test_one_over_the_bound_keeps_exactly_the_tile_minimal_ones(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OPEN-1, PILE-3: past MAX_COMBINATIONS only the openings or pickups from which no tile
+    can be taken are listed; the others are reached by laying the rest afterwards."""
+    state = _ONE_OVER[kind]
+    whole = _unbounded(state, monkeypatch)
+    assert len(whole) == MAX_COMBINATIONS + 1
+    minimal = {a for a in whole if not _sheds_a_tile(state, a)}
+    assert minimal < whole
+    assert _combinations(state) == minimal
