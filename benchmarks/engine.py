@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.report import Figure, median, median_percentile, table
-from shared_engine import apply, legal_actions, start_round
+from shared_engine import VARIANTS, apply, legal_actions, start_round
 from shared_engine.bots import heuristic_policy
 from shared_engine.state import dumps
 
@@ -44,7 +44,7 @@ def self_play(rounds: int, seed: int) -> tuple[int, float]:
     actions = 0
     start = time.process_time()
     for i in range(rounds):
-        state = start_round(f"bench-{seed}-{i}", twos=i % 2 == 0)
+        state = start_round(f"bench-{seed}-{i}", variant=VARIANTS[i % 2])
         while state.phase != "round_over":
             seat = state.turn
             state, _ = apply(state, seat, rng.choice(legal_actions(state, seat)))
@@ -56,7 +56,7 @@ def bot_play(rounds: int, seed: int) -> float:
     """Mean actions per round when the heuristic bot plays every seat."""
     actions = 0
     for i in range(rounds):
-        state = start_round(f"bots-{seed}-{i}", twos=i % 2 == 0)
+        state = start_round(f"bots-{seed}-{i}", variant=VARIANTS[i % 2])
         while state.phase != "round_over":
             seat = state.turn
             state, _ = apply(state, seat, heuristic_policy(state, seat))

@@ -60,13 +60,13 @@ print(json.dumps({"actions": actions, "seconds": seconds}))
 # Run with this checkout as working directory: the same loop as benchmarks.engine.
 _OWN_CHILD = """
 import json, random, sys, time
-from shared_engine import apply, legal_actions, start_round
+from shared_engine import VARIANTS, apply, legal_actions, start_round
 target, seed = int(sys.argv[1]), int(sys.argv[2])
 rng = random.Random(seed)
 actions = rounds = 0
 start = time.process_time()
 while actions < target:
-    state = start_round(f"peer-{seed}-{rounds}", twos=rounds % 2 == 0)
+    state = start_round(f"peer-{seed}-{rounds}", variant=VARIANTS[rounds % 2])
     rounds += 1
     while state.phase != "round_over":
         seat = state.turn

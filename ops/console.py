@@ -175,9 +175,12 @@ class Console:
         """Everything about a table, the replay's verdict, and a seat's view if asked."""
         table = self._table(table_id)
         played = rounds_of(self._games.records(table_id))
-        twos = table.variant == "twos-meld"
         verdict = verify(
-            played, twos=twos, live_state=table.state, live_round=table.round, totals=table.totals
+            played,
+            variant=table.variant,
+            live_state=table.state,
+            live_round=table.round,
+            totals=table.totals,
         )
         names = {seat_no: p.name for seat_no, p in table.seats.items()}
         report: dict[str, Any] = {
@@ -221,7 +224,9 @@ class Console:
                 if after is not None
                 else len(next((r.moves for r in played if r.number == number), ()))
             )
-            view = seat_view(played, twos=twos, round_number=number, moves=moves, seat=seat)
+            view = seat_view(
+                played, variant=table.variant, round_number=number, moves=moves, seat=seat
+            )
             report["seat_view"] = {
                 "seat": seat,
                 "round": number,

@@ -19,6 +19,7 @@ from shared_engine import (
     EngineError,
     JokerButton,
     RoundState,
+    Variant,
     apply,
     commitment,
     dumps,
@@ -75,8 +76,8 @@ def rounds_of(history: TableHistory) -> list[Round]:
     ]
 
 
-def _start(played: Round, *, twos: bool, totals: tuple[int, int]) -> RoundState:
-    return start_round(played.seed, twos=twos, dealer=played.dealer, match_scores=totals)
+def _start(played: Round, *, variant: Variant, totals: tuple[int, int]) -> RoundState:
+    return start_round(played.seed, variant=variant, dealer=played.dealer, match_scores=totals)
 
 
 def _step(state: RoundState, move: LogEntry) -> RoundState:
@@ -105,13 +106,13 @@ class Replayed:
         return a.total, b.total
 
 
-def replay(played: list[Round], *, twos: bool) -> list[Replayed]:
+def replay(played: list[Round], *, variant: Variant) -> list[Replayed]:
     """Every round from its seed through its log; each round starts from the totals the
     rounds replayed before it reached (OPEN-2's thresholds depend on them)."""
     replayed: list[Replayed] = []
     running = (0, 0)
     for rnd in played:
-        state = _start(rnd, twos=twos, totals=running)
+        state = _start(rnd, variant=variant, totals=running)
         applied, refused = 0, None
         for move in rnd.moves:
             try:
@@ -135,7 +136,7 @@ def replay(played: list[Round], *, twos: bool) -> list[Replayed]:
 def verify(
     played: list[Round],
     *,
-    twos: bool,
+    variant: Variant,
     live_state: str | None,
     live_round: int,
     totals: tuple[int, int],
@@ -143,7 +144,7 @@ def verify(
     """Replay every round and compare it with what the table stored."""
     verdict = Verdict()
     running = (0, 0)
-    for done in replay(played, twos=twos):
+    for done in replay(played, variant=variant):
         rnd = done.round
         verdict.rounds += 1
         verdict.moves += done.applied
@@ -193,7 +194,7 @@ def with_jokers(state: RoundState, jokers: tuple[int, ...]) -> RoundState:
 
 
 def seat_view(
-    played: list[Round], *, twos: bool, round_number: int, moves: int, seat: int
+    played: list[Round], *, variant: Variant, round_number: int, moves: int, seat: int
 ) -> PlayerView:
     """What ``seat`` saw after the first ``moves`` actions of ``round_number``."""
     index = next((i for i, r in enumerate(played) if r.number == round_number), None)
@@ -202,8 +203,10 @@ def seat_view(
     rnd = played[index]
     if not 0 <= moves <= len(rnd.moves):
         raise ValueError(f"round {round_number} has {len(rnd.moves)} moves")
-    before = [r.totals for r in replay(played[:index], twos=twos) if r.final.round_over]
-    state = _start(rnd, twos=twos, totals=(sum(a for a, _ in before), sum(b for _, b in before)))
+    before = [r.totals for r in replay(played[:index], variant=variant) if r.final.round_over]
+    state = _start(
+        rnd, variant=variant, totals=(sum(a for a, _ in before), sum(b for _, b in before))
+    )
     for move in rnd.moves[:moves]:
         state = _step(state, move)
     return player_view(state, seat)

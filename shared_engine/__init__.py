@@ -31,11 +31,12 @@ from shared_engine.match import (
 )
 from shared_engine.rules import apply
 from shared_engine.scoring import ScoreBreakdown, score_round
-from shared_engine.state import RoundState, dumps, from_json, loads, to_json
+from shared_engine.state import VARIANTS, RoundState, Variant, dumps, from_json, loads, to_json
 from shared_engine.view import PlayerView, player_view
 
 __all__ = [
     "ERROR_CODES",
+    "VARIANTS",
     "Action",
     "Discard",
     "Draw",
@@ -50,6 +51,7 @@ __all__ = [
     "RoundState",
     "ScoreBreakdown",
     "TakePile",
+    "Variant",
     "account_rewards",
     "action_to_wire",
     "apply",

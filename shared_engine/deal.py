@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 
 from shared_engine.match import first_player, threshold_for
-from shared_engine.state import RoundState, new_state, next_seat, team_of
+from shared_engine.state import RoundState, Variant, new_state, next_seat, team_of
 from shared_engine.tiles import BONUS_THREES, FULL_SET, NAMES
 
 HAND_SIZE = 14
@@ -57,7 +57,7 @@ def commitment(seed: str, order: tuple[int, ...]) -> str:
 def start_round(
     seed: str,
     *,
-    twos: bool = True,
+    variant: Variant = "twos-meld",
     dealer: int = 4,
     match_scores: tuple[int, int] = (0, 0),
     account_jokers: tuple[int, ...] = (0, 0, 0, 0),
@@ -88,7 +88,7 @@ def start_round(
                 bonus[team_of(seat)].append(t)
                 hand.append(stock.pop(0))
     return new_state(
-        twos=twos,
+        variant=variant,
         turn=first,
         phase="first_discard",
         hands=tuple(tuple(hands[seat]) for seat in (1, 2, 3, 4)),

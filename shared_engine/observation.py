@@ -36,7 +36,7 @@ def state_from_view(view: PlayerView) -> RoundState:
     jokers = tuple(view.account_jokers if s == seat else 0 for s in (1, 2, 3, 4))
     used = tuple(view.joker_button_used if s == seat else False for s in (1, 2, 3, 4))
     return new_state(
-        twos=view.variant == "twos-meld",
+        variant=view.variant,
         turn=view.turn,
         phase=view.phase,
         hands=hands,

@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,7 +20,7 @@ from shared_engine.actions import parse_action
 from shared_engine.errors import ERROR_CODES, EngineError
 from shared_engine.rules import apply
 from shared_engine.scoring import score_round
-from shared_engine.state import TEAMS, RoundState, dumps, from_json, to_json
+from shared_engine.state import TEAMS, RoundState, Variant, dumps, from_json, to_json
 
 
 class Expectation(BaseModel):
@@ -58,7 +58,7 @@ class Scenario(BaseModel):
 
     name: str
     rules: list[str] = Field(default_factory=list)
-    variant: Literal["twos-meld", "classic"] = "twos-meld"
+    variant: Variant = "twos-meld"
     state: dict[str, Any]
     steps: list[Step] = Field(default_factory=list)
     expect: Expectation = Field(default_factory=Expectation)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,8 +22,9 @@ from shared_engine.tiles import JOKER, NAMES, parse_tiles, rank_of
 
 Phase = Literal["draw", "play", "first_discard", "round_over"]
 Variant = Literal["twos-meld", "classic"]
+"""The rules a table plays (RULES.md, Variants); the services store and send it as is."""
 PHASES: Final[tuple[Phase, ...]] = ("draw", "play", "first_discard", "round_over")
-VARIANTS: Final[tuple[Variant, ...]] = ("twos-meld", "classic")
+VARIANTS: Final[tuple[Variant, ...]] = get_args(Variant)
 TEAMS: Final = ("A", "B")
 SEATS: Final = (1, 2, 3, 4)
 
@@ -31,6 +32,12 @@ EMPTY_MELDS: Final[tuple[tuple[int, ...], ...]] = ((),) * 14
 """A team's melds, indexed by rank (MELD-4: at most one per rank)."""
 
 FORMAT_VERSION: Final = 1
+
+
+def has_twos_meld(variant: Variant) -> bool:
+    """MELD-3, CAN-3: the variants differ only in the meld of twos, so the rules read this
+    flag (``RoundState.twos``, ``meld_error``) rather than the variant's name."""
+    return variant == "twos-meld"
 
 
 def team_of(seat: int) -> int:
@@ -142,7 +149,7 @@ def with_account_jokers(state: RoundState, seat: int, jokers: int) -> RoundState
 
 def new_state(
     *,
-    twos: bool,
+    variant: Variant,
     turn: int,
     phase: Phase,
     hands: tuple[tuple[int, ...], ...],
@@ -162,7 +169,7 @@ def new_state(
     ply: int = 0,
 ) -> RoundState:
     s = object.__new__(RoundState)
-    s.twos = twos
+    s.twos = has_twos_meld(variant)
     s.turn = turn
     s.phase = phase
     s.hands = tuple(tuple(sorted(h)) for h in hands)
@@ -297,10 +304,10 @@ def from_json(raw: Mapping[str, Any]) -> RoundState:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "state"
         raise EngineError("malformed", f"{where}: {first['msg']}") from None
-    twos = m.variant == "twos-meld"
+    twos = has_twos_meld(m.variant)
     melds = (_meld_slots(m.melds.get("A", []), twos), _meld_slots(m.melds.get("B", []), twos))
     state = new_state(
-        twos=twos,
+        variant=m.variant,
         turn=m.turn,
         phase=m.phase,
         hands=tuple(parse_tiles(m.hands.get(key, [])) for key in SEAT_KEYS),

@@ -12,7 +12,7 @@ from shared_engine.bots import greedy_policy
 from shared_engine.deal import commitment, shuffled, start_round
 from shared_engine.rules import apply
 from shared_engine.scoring import score_round
-from shared_engine.state import TEAMS, RoundState, team_of
+from shared_engine.state import TEAMS, VARIANTS, RoundState, Variant, team_of
 from shared_engine.tiles import names
 
 
@@ -28,8 +28,8 @@ def describe(action: Action) -> str:
     return f"{verb} [{melds}]"
 
 
-def play(seed: str, *, twos: bool, out: list[str]) -> RoundState:
-    state = start_round(seed, twos=twos)
+def play(seed: str, *, variant: Variant, out: list[str]) -> RoundState:
+    state = start_round(seed, variant=variant)
     out.append(f"seed {seed}  commitment {state.commitment}")
     for i, team in enumerate(TEAMS):
         if state.bonus_threes[i]:
@@ -50,11 +50,11 @@ def play(seed: str, *, twos: bool, out: list[str]) -> RoundState:
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seed", help="replay a round; by default a fresh secure seed")
-    parser.add_argument("--variant", choices=("twos-meld", "classic"), default="twos-meld")
+    parser.add_argument("--variant", choices=VARIANTS, default="twos-meld")
     args = parser.parse_args(argv)
     seed = args.seed or secrets.token_hex(16)
     lines: list[str] = []
-    state = play(seed, twos=args.variant == "twos-meld", out=lines)
+    state = play(seed, variant=args.variant, out=lines)
     print("\n".join(lines))
     how = f"seat {state.went_out} went out" if state.went_out else "the stock ran out"
     print(f"\nround over after {state.ply} actions: {how}")

@@ -537,7 +537,7 @@ EXAMPLE_CONNECTIONS: Final = {
 def _example_view(seat: int, *, drawn: bool = False) -> ViewMessage:
     """Round 1 of the example table after seat 1's opening discard (and, if ``drawn``, seat
     2's draw), as ``seat`` sees it."""
-    state = start_round(EXAMPLE_SEED, twos=True, dealer=4)
+    state = start_round(EXAMPLE_SEED, variant="twos-meld", dealer=4)
     first = state.turn
     moves: list[tuple[int, actions.Action]] = [(first, DISCARDS[auto_discard(state, first)])]
     if drawn:
@@ -565,7 +565,7 @@ def _example_view(seat: int, *, drawn: bool = False) -> ViewMessage:
 def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     legal = _example_view(2).model_dump(mode="json")["view"]["legal_actions"]
     draw = next((a for a in legal if a["type"] == "draw"), legal[0])
-    state = start_round(EXAMPLE_SEED, twos=True, dealer=4)
+    state = start_round(EXAMPLE_SEED, variant="twos-meld", dealer=4)
     state, _ = apply(state, 1, DISCARDS[auto_discard(state, 1)])
     state, _ = apply(state, 2, DRAW)
     discard = action_to_wire(DISCARDS[auto_discard(state, 2)])
@@ -620,7 +620,7 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
 
 def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     view = _example_view(2)
-    state = start_round(EXAMPLE_SEED, twos=True, dealer=4)
+    state = start_round(EXAMPLE_SEED, variant="twos-meld", dealer=4)
     totals = {"A": 635, "B": 1155}
     rewards = account_rewards(MatchMode.ONE_ROUND, 1, 1)
     stale = _example_view(2, drawn=True)

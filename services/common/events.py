@@ -12,11 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from services.common.constants import EVENT_SOURCE
+from shared_engine import Variant
 from shared_engine.match import MatchMode
 from shared_engine.view import ScoreView
 
 Team = Literal["A", "B"]
-Variant = Literal["twos-meld", "classic"]
 SeatKey = Literal["1", "2", "3", "4"]
 BotLevel = Literal["easy", "normal", "hard"]
 """How hard a server-side bot plays (``shared_engine.search.LEVELS``): easy is the

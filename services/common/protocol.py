@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from services.common.events import BotLevel, SeatPlayer
 from services.common.settings import Settings
+from shared_engine import Variant
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
 from shared_engine.errors import ErrorCode
 from shared_engine.match import MatchMode
@@ -38,7 +39,6 @@ SEAT_TEAMS: Final[dict[SeatKey, Team]] = {
     "3": TEAMS[team_of(3)],
     "4": TEAMS[team_of(4)],
 }
-Variant = Annotated[Literal["twos-meld", "classic"], Field(title="Variant")]
 CorrelationId = Annotated[
     str,
     Field(

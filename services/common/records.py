@@ -20,6 +20,7 @@ from services.common import constants
 from services.common.events import SeatPlayer, source_of
 from services.common.frozen import Frozen, field, replace
 from services.common.unit_of_work import Item, Key
+from shared_engine import Variant
 from shared_engine.match import MatchMode
 
 Status = Literal["playing", "finished", "aborted"]
@@ -96,7 +97,7 @@ class TableRecord(Frozen):
 
     table_id: str
     mode: MatchMode
-    variant: Literal["twos-meld", "classic"]
+    variant: Variant
     stake: int
     seats: dict[int, SeatPlayer]
     version: int = 0

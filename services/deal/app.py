@@ -126,7 +126,7 @@ class DealService:
         )
         state = start_round(
             seed,
-            twos=table.variant == "twos-meld",
+            variant=table.variant,
             dealer=dealer,
             match_scores=table.totals,
             account_jokers=jokers,

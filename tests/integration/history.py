@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shared_engine import RoundState, apply, parse_action, score_round, start_round
+from shared_engine import RoundState, Variant, apply, parse_action, score_round, start_round
 
 
 def outbox(item: dict[str, Any]) -> list[dict[str, Any]]:
@@ -46,7 +46,7 @@ class Versions:
         return self.rounds[bisect.bisect_right(self.versions, version) - 1]
 
 
-def states_by_version(items: list[dict[str, Any]], *, twos: bool = True) -> Versions:
+def states_by_version(items: list[dict[str, Any]], *, variant: Variant = "twos-meld") -> Versions:
     """Replay every round: the state right after each write that changed it, by version."""
     by_key = {i["sk"]["S"]: i for i in items}
     versions: list[int] = []
@@ -58,7 +58,7 @@ def states_by_version(items: list[dict[str, Any]], *, twos: bool = True) -> Vers
         item = by_key[key]
         (started,) = events_of([item], "RoundStarted")
         state = start_round(
-            item["seed"]["S"], twos=twos, dealer=int(item["dealer"]["N"]), match_scores=totals
+            item["seed"]["S"], variant=variant, dealer=int(item["dealer"]["N"]), match_scores=totals
         )
         versions.append(started["version"])
         states.append(state)

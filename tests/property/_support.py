@@ -11,10 +11,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from shared_engine import (
+    VARIANTS,
     Action,
     Meld,
     RoundState,
     TakePile,
+    Variant,
     apply,
     legal_actions,
     start_round,
@@ -44,7 +46,7 @@ class RoundParams:
     """Everything that fixes a seeded round and the random choices made in it."""
 
     seed: str
-    twos: bool
+    variant: Variant
     dealer: int
     match_scores: tuple[int, int]
     account_jokers: tuple[int, int, int, int]
@@ -55,7 +57,7 @@ class RoundParams:
     def start(self) -> RoundState:
         return start_round(
             self.seed,
-            twos=self.twos,
+            variant=self.variant,
             dealer=self.dealer,
             match_scores=self.match_scores,
             account_jokers=self.account_jokers,
@@ -70,7 +72,7 @@ seeds = st.one_of(st.text(max_size=16), st.integers().map(str)).map(SEED_PREFIX.
 round_params = st.builds(
     RoundParams,
     seed=seeds,
-    twos=st.booleans(),
+    variant=st.sampled_from(VARIANTS),
     dealer=st.integers(1, 4),
     match_scores=st.tuples(st.sampled_from(MATCH_TOTALS), st.sampled_from(MATCH_TOTALS)),
     account_jokers=st.tuples(*[st.integers(0, 2)] * 4),

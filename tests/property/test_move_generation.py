@@ -23,7 +23,7 @@ from shared_engine.bots import heuristic_policy
 from shared_engine.deal import start_round
 from shared_engine.legal import legal_actions
 from shared_engine.rules import apply
-from shared_engine.state import EMPTY_MELDS, RoundState, new_state
+from shared_engine.state import EMPTY_MELDS, VARIANTS, RoundState, Variant, has_twos_meld, new_state
 from shared_engine.tiles import FULL_SET
 
 from . import _reference as ref
@@ -79,7 +79,7 @@ def played(rounds: int, seed: int) -> Iterator[RoundState]:
     for i in range(rounds):
         state = start_round(
             f"movegen-{seed}-{i}",
-            twos=i % 2 == 0,
+            variant=VARIANTS[i % 2],
             dealer=rng.randint(1, 4),
             match_scores=(rng.choice(MATCH_TOTALS), rng.choice(MATCH_TOTALS)),
             account_jokers=tuple(rng.randint(0, 1) for _ in range(4)),
@@ -133,7 +133,8 @@ def _team_meld(pool: _Pool, r: int, twos: bool, size: int, wild_share: float) ->
 def adversarial(rng: random.Random) -> RoundState:
     """A position built around a few ranks held in numbers, wilds, and a matching top."""
     pool = _Pool(rng)
-    twos = rng.random() < 0.5
+    variant: Variant = "twos-meld" if rng.random() < 0.5 else "classic"
+    twos = has_twos_meld(variant)
     focus = rng.sample(NATURALS, rng.randint(1, 4))
     team = rng.randint(0, 1)
     seat = rng.choice((1, 3) if team == 0 else (2, 4))
@@ -168,7 +169,7 @@ def adversarial(rng: random.Random) -> RoundState:
     opened_both = [False, False]
     opened_both[team] = opened
     return new_state(
-        twos=twos,
+        variant=variant,
         turn=seat,
         phase=phase,
         hands=tuple(hands),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared_engine import commitment, first_player, shuffled, start_round
+from shared_engine import VARIANTS, Variant, commitment, first_player, shuffled, start_round
 from shared_engine.tiles import FULL_SET
 
 from ._model import BONUS_THREES, expected_deal, threshold
@@ -30,19 +30,19 @@ pytestmark = pytest.mark.property
 @settings(max_examples=examples(200))
 @given(
     seed=st.text(max_size=24),
-    twos=st.booleans(),
+    variant=st.sampled_from(VARIANTS),
     dealer=st.integers(1, 4),
     totals=st.tuples(st.integers(-5000, 12000), st.integers(-5000, 12000)),
 )
 def test_the_deal_follows_deal_1_to_4(
-    seed: str, twos: bool, dealer: int, totals: tuple[int, int]
+    seed: str, variant: Variant, dealer: int, totals: tuple[int, int]
 ) -> None:
     """DEAL-1..4 and OPEN-2 for any seed text, against the ruled deal order."""
     order = shuffled(seed)
     assert sorted(order) == list(FULL_SET)
     assert shuffled(seed) == order
-    state = start_round(seed, twos=twos, dealer=dealer, match_scores=totals)
-    assert state == start_round(seed, twos=twos, dealer=dealer, match_scores=totals)
+    state = start_round(seed, variant=variant, dealer=dealer, match_scores=totals)
+    assert state == start_round(seed, variant=variant, dealer=dealer, match_scores=totals)
     assert state.commitment == commitment(seed, order)
     assert state.turn == first_player(dealer) == dealer % 4 + 1
     assert state.phase == "first_discard"

@@ -38,7 +38,7 @@ from shared_engine import (
 from shared_engine.actions import JokerButton
 from shared_engine.bots import heuristic_policy
 from shared_engine.observation import state_from_view
-from shared_engine.state import RoundState, to_json, with_account_jokers
+from shared_engine.state import RoundState, Variant, to_json, with_account_jokers
 from shared_engine.tiles import FULL_SET
 from shared_engine.view import PlayerView
 from tests.integration.harness import Harness, Inbox, served_issuer
@@ -512,7 +512,7 @@ def tiles_of(state: RoundState) -> Counter[int]:
     return tiles
 
 
-def replayed_rounds(items: list[dict[str, Any]], *, twos: bool) -> list[list[RoundState]]:
+def replayed_rounds(items: list[dict[str, Any]], *, variant: Variant) -> list[list[RoundState]]:
     """Every state of every round, rebuilt from the ROUND seeds and the LOG actions alone.
 
     A logged joker button proves the seat had a spare joker then: the replay
@@ -526,7 +526,7 @@ def replayed_rounds(items: list[dict[str, Any]], *, twos: bool) -> list[list[Rou
         number = int(key.split("#")[1])
         state = start_round(
             by_key[key]["seed"]["S"],
-            twos=twos,
+            variant=variant,
             dealer=int(by_key[key]["dealer"]["N"]),
             match_scores=totals,
         )
@@ -552,7 +552,7 @@ def audit_problems(harness: Harness, table_id: str) -> list[str]:
     played = rounds_of(harness.store.records(table_id))
     return verify(
         played,
-        twos=table.variant == "twos-meld",
+        variant=table.variant,
         live_state=table.state,
         live_round=table.round,
         totals=table.totals,
@@ -571,13 +571,12 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
     problems: list[str] = []
     table = harness.table(table_id)
     items = harness.history(table_id)
-    twos = table.variant == "twos-meld"
     if table.status != "finished":
         problems.append(f"status {table.status}, not finished")
 
     # Every state of the round holds the 106 tiles, each exactly once.
     full = Counter(FULL_SET)
-    rounds = replayed_rounds(items, twos=twos)
+    rounds = replayed_rounds(items, variant=table.variant)
     states = [state for states_of_round in rounds for state in states_of_round]
     bad = [i for i, s in enumerate(states) if tiles_of(s) != full]
     if bad:

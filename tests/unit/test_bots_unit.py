@@ -10,14 +10,15 @@ from shared_engine.bots import greedy_policy, random_policy
 from shared_engine.deal import start_round
 from shared_engine.legal import legal_actions
 from shared_engine.rules import apply
+from shared_engine.state import VARIANTS, Variant
 
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize("variant_twos", [True, False], ids=["twos-meld", "classic"])
-def test_random_policy_always_returns_a_legal_action(variant_twos: bool) -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_policy_always_returns_a_legal_action(variant: Variant) -> None:
     for i in range(10):
-        state = start_round(f"random-bot-{i}", twos=variant_twos, account_jokers=(1, 1, 1, 1))
+        state = start_round(f"random-bot-{i}", variant=variant, account_jokers=(1, 1, 1, 1))
         policy = random_policy(random.Random(i))
         while not state.round_over:
             seat = state.turn

@@ -188,7 +188,9 @@ def test_a_replacement_that_is_a_bonus_three_is_exposed_too_deal_3() -> None:
 
 
 def test_start_round_sets_thresholds_and_accounts() -> None:
-    state = start_round("opts", twos=False, match_scores=(-10, 3_000), account_jokers=(1, 0, 2, 0))
+    state = start_round(
+        "opts", variant="classic", match_scores=(-10, 3_000), account_jokers=(1, 0, 2, 0)
+    )
     assert state.variant == "classic"
     assert state.thresholds == (15, 120)
     assert state.match_scores == (-10, 3_000)

@@ -75,7 +75,11 @@ def played(stop_after: int | None = None) -> tuple[History, str, tuple[int, int]
 
 def verdict(history: History, state: str, totals: tuple[int, int]) -> list[str]:
     found = verify(
-        rounds_of(history.frozen()), twos=True, live_state=state, live_round=1, totals=totals
+        rounds_of(history.frozen()),
+        variant="twos-meld",
+        live_state=state,
+        live_round=1,
+        totals=totals,
     )
     return found.mismatches
 
@@ -83,7 +87,11 @@ def verdict(history: History, state: str, totals: tuple[int, int]) -> list[str]:
 def test_an_honest_history_verifies() -> None:
     history, state, totals = played()
     found = verify(
-        rounds_of(history.frozen()), twos=True, live_state=state, live_round=1, totals=totals
+        rounds_of(history.frozen()),
+        variant="twos-meld",
+        live_state=state,
+        live_round=1,
+        totals=totals,
     )
     assert found.verified and found.rounds == 1 and found.moves == len(history.logs)
 
@@ -138,9 +146,9 @@ def test_a_seats_view_after_n_moves_holds_its_own_tiles_only() -> None:
     for entry in history.logs[:4]:
         state, _ = apply(state, entry.seat, parse_action(entry.action))
     for seat in (1, 2, 3, 4):
-        view = seat_view(rounds, twos=True, round_number=1, moves=4, seat=seat)
+        view = seat_view(rounds, variant="twos-meld", round_number=1, moves=4, seat=seat)
         assert sorted(view.hand) == sorted(NAMES[t] for t in state.hands[seat - 1])
         assert view.hand_sizes == {str(s): len(state.hands[s - 1]) for s in (1, 2, 3, 4)}
         assert view.revealed is None
     with pytest.raises(ValueError, match="has 6 moves"):
-        seat_view(rounds, twos=True, round_number=1, moves=7, seat=1)
+        seat_view(rounds, variant="twos-meld", round_number=1, moves=7, seat=1)
