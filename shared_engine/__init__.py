@@ -31,7 +31,16 @@ from shared_engine.match import (
 )
 from shared_engine.rules import apply
 from shared_engine.scoring import ScoreBreakdown, score_round
-from shared_engine.state import VARIANTS, RoundState, Variant, dumps, from_json, loads, to_json
+from shared_engine.state import (
+    VARIANTS,
+    RoundState,
+    Variant,
+    dumps,
+    from_json,
+    loads,
+    to_json,
+    variant_of,
+)
 from shared_engine.view import PlayerView, player_view
 
 __all__ = [
@@ -73,4 +82,5 @@ __all__ = [
     "start_round",
     "threshold_for",
     "to_json",
+    "variant_of",
 ]

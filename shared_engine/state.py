@@ -34,6 +34,15 @@ EMPTY_MELDS: Final[tuple[tuple[int, ...], ...]] = ((),) * 14
 FORMAT_VERSION: Final = 1
 
 
+def variant_of(name: str) -> Variant:
+    """The variant a stored or keyed name stands for (a queue key, an item): the one place
+    a string becomes a ``Variant``, so a typo fails loudly instead of playing classic."""
+    for variant in VARIANTS:
+        if variant == name:
+            return variant
+    raise ValueError(f"unknown variant {name!r}")
+
+
 def has_twos_meld(variant: Variant) -> bool:
     """MELD-3, CAN-3: the variants differ only in the meld of twos, so the rules read this
     flag (``RoundState.twos``, ``meld_error``) rather than the variant's name."""

@@ -20,7 +20,7 @@ from services.common import constants
 from services.common.events import SeatPlayer, source_of
 from services.common.frozen import Frozen, field, replace
 from services.common.unit_of_work import Item, Key
-from shared_engine import Variant
+from shared_engine import Variant, variant_of
 from shared_engine.match import MatchMode
 
 Status = Literal["playing", "finished", "aborted"]
@@ -169,7 +169,7 @@ class TableRecord(Frozen):
         return cls(
             table_id=_str(item["table_id"]),
             mode=MatchMode(_str(item["mode"])),
-            variant=item["variant"],  # type: ignore[arg-type]
+            variant=variant_of(_str(item["variant"])),
             stake=_int(item["stake"]),
             seats=seats,
             version=_int(item["version"]),
@@ -495,7 +495,7 @@ class Lobby(Frozen):
     code: str
     host: str
     mode: str
-    variant: str
+    variant: Variant
     status: str
     seats: dict[int, SeatPlayer]
     table_id: str | None
@@ -545,7 +545,7 @@ class Lobby(Frozen):
             code=_str(item["pk"]).removeprefix("LOBBY#"),
             host=_str(item["host"]),
             mode=_str(item["mode"]),
-            variant=_str(item["variant"]),
+            variant=variant_of(_str(item["variant"])),
             status=_str(item["status"]),
             seats=players("s"),
             table_id=_str(table_id) if table_id is not None else None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from services.common.adapters import Clock
 from services.common.events import SeatPlayer, TableFormed
 from services.common.records import Outbound, TableRecord
-from shared_engine import MatchMode
+from shared_engine import MatchMode, Variant
 
 FORM_ATTEMPTS = 5
 """Tries of a write another's may beat (a code or a seat taken first, four players moved
@@ -24,12 +24,17 @@ class Tables:
         self._clock = clock
 
     def new(
-        self, table_id: str, mode: MatchMode, variant: str, stake: int, seats: dict[int, SeatPlayer]
+        self,
+        table_id: str,
+        mode: MatchMode,
+        variant: Variant,
+        stake: int,
+        seats: dict[int, SeatPlayer],
     ) -> tuple[TableRecord, Outbound]:
         table = TableRecord(
             table_id=table_id,
             mode=mode,
-            variant="classic" if variant == "classic" else "twos-meld",
+            variant=variant,
             stake=stake,
             seats=seats,
             updated_at=self._clock.now(),

@@ -192,7 +192,7 @@ class Lobbies:
                 host=lobby.host,
                 you=member,
                 mode=MatchMode(lobby.mode),
-                variant="classic" if lobby.variant == "classic" else "twos-meld",
+                variant=lobby.variant,
                 seats={str(seat): lobby.seats.get(seat) for seat in (1, 2, 3, 4)},  # type: ignore[misc]
                 status="started" if table_id else "forming",
                 table_id=table_id,

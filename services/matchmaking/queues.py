@@ -26,7 +26,7 @@ from services.common.unit_of_work import LostRace, Outcome, Short
 from services.matchmaking.forming import ENTRY_TTL, FORM_ATTEMPTS, Tables
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore, QueueStore
-from shared_engine import MatchMode
+from shared_engine import MatchMode, variant_of
 
 
 def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
@@ -159,7 +159,9 @@ class Queues:
                 i + 1: SeatPlayer(player_id=e.player_id, name=e.name, bot=is_bot_id(e.player_id))
                 for i, e in enumerate(entries)
             }
-            table, event = self._tables.new(table_id, MatchMode(mode), variant, stake, seats)
+            table, event = self._tables.new(
+                table_id, MatchMode(mode), variant_of(variant), stake, seats
+            )
             postings = escrow(table_id, seats, stake) if stake else []
             outcome = self._store.form_table(entries, table, event, postings)
             if not outcome.ok:

@@ -233,3 +233,14 @@ def test_dumps_of_a_round_stays_small() -> None:
             largest = max(largest, len(dumps(state).encode()))
     print(f"largest dumps over 50 random rounds: {largest} bytes")
     assert largest < MAX_STATE_BYTES
+
+
+def test_a_stored_variant_name_is_read_back_or_refused() -> None:
+    """A queue key or an item names its variant as text: anything but the two names fails,
+    so a misspelt one never deals a table of the other variant."""
+    from shared_engine import VARIANTS, variant_of
+
+    assert [variant_of(name) for name in ("twos-meld", "classic")] == list(VARIANTS)
+    for name in ("twos_meld", "Classic", ""):
+        with pytest.raises(ValueError, match="unknown variant"):
+            variant_of(name)
