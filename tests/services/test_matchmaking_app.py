@@ -29,7 +29,7 @@ from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Item, Key, Outcome, Put, Storage, TableKind, Update, Write
 from services.matchmaking.app import MatchmakingService
 from services.matchmaking.forming import ENTRY_TTL, Tables
-from services.matchmaking.lobbies import Lobbies
+from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH, Lobbies
 from services.matchmaking.queues import Queues
 from services.matchmaking.rematch import Rematches, rematch_code
 from services.matchmaking.replies import Replies
@@ -643,6 +643,17 @@ def _lobby_of(w: World, host: str) -> str:
     code = w.player(host).lobby
     assert code is not None
     return code
+
+
+def test_invite_codes_are_drawn_from_the_whole_code_space(w: World) -> None:
+    """A code is a secret that seats its holder: 200 lobbies' codes are all different and
+    every position draws on most of the alphabet, so codes are neither shared, guessable
+    from each other, nor from a small space (31**6 is about 887 million)."""
+    codes = [_lobby_of(w, f"host{n}") for n in range(200)]
+    assert len(set(codes)) == len(codes)
+    assert all(len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET) for code in codes)
+    for position in range(CODE_LENGTH):
+        assert len({code[position] for code in codes}) >= len(CODE_ALPHABET) * 2 // 3
 
 
 def test_the_hosts_level_is_stored_on_every_bot_seat_and_in_table_formed(w: World) -> None:
