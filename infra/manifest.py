@@ -8,7 +8,7 @@ consumer or an event cannot be declared in one place and missing in another:
 - the local stack: the gateway's route table (``local/gateway.py``), the
   dispatcher's queues and relay (``local/dispatcher.py``), the rules and queues
   on moto (``local/resources.py``), each handler's role (``local/iam.py``);
-- the protocol and event documentation (``tools/schemas.py``): which service a
+- the protocol and event documentation (``tools/schemas/``): which service a
   message's route reaches, who emits an event and who consumes it.
 
 It imports no CDK and no handler (handlers are named, not imported), so the

@@ -19,9 +19,10 @@ from pydantic import ValidationError
 
 from infra import manifest
 from services.common.events import EVENT_TYPES, EventEnvelope
-from services.common.protocol import PROTOCOL_VERSION, ServiceErrorCode
+from services.common.protocol import ARENA_STAKES, PROTOCOL_VERSION, ServiceErrorCode
 from shared_engine import ERROR_CODES, commitment, shuffled
 from tools import schemas
+from tools.schemas import asyncapi, common, events, protocol
 
 pytestmark = pytest.mark.unit
 
@@ -64,7 +65,7 @@ def test_a_sample_is_a_full_envelope_that_its_model_accepts(path: Path) -> None:
     assert set(raw) == {*ENVELOPE_KEYS, "detail"}
     envelope = EventEnvelope.model_validate(raw)
     assert envelope.detail_type == _detail_type(path)
-    assert envelope.source == schemas.source_of(envelope.detail_type)
+    assert envelope.source == events.source_of(envelope.detail_type)
     detail = envelope.parsed()
     assert isinstance(detail, EVENT_TYPES[envelope.detail_type])
     # What a service publishes is the model's own JSON form: the sample is exactly that.
@@ -167,13 +168,13 @@ def test_the_samples_round_is_verifiable() -> None:
 
 
 def test_a_schema_names_its_source_and_consumers() -> None:
-    scored = schemas.event_schema("RoundScored")
+    scored = events.event_schema("RoundScored")
     assert scored["x-source"] == "canasta.score"
     assert scored["x-consumers"] == ["canasta-deal"]
     assert "canasta-deal" in scored["description"]
-    applied = schemas.event_schema("ActionApplied")
+    applied = events.event_schema("ActionApplied")
     assert applied["x-consumers"] == []
-    assert schemas.OBSERVERS in applied["description"]
+    assert events.OBSERVERS in applied["description"]
 
 
 # --- generated files ----------------------------------------------------------------------
@@ -181,7 +182,7 @@ def test_a_schema_names_its_source_and_consumers() -> None:
 
 def test_the_generated_files_are_up_to_date() -> None:
     stale = schemas.stale()
-    assert stale == [], f"run `{schemas.COMMAND}`; stale: {[str(p) for p in stale]}"
+    assert stale == [], f"run `{common.COMMAND}`; stale: {[str(p) for p in stale]}"
 
 
 def test_the_check_sees_a_changed_a_missing_and_an_orphaned_file(tmp_path: Path) -> None:
@@ -226,9 +227,9 @@ def test_asyncapi_is_a_3_1_document_with_every_message() -> None:
     document = _asyncapi()
     assert document["asyncapi"] == "3.1.0"
     assert document["info"]["version"] == str(PROTOCOL_VERSION)
-    channel = document["channels"][schemas.CHANNEL]
+    channel = document["channels"][asyncapi.CHANNEL]
     operations = document["operations"]
-    for models, action in ((schemas.CLIENT_MESSAGES, "send"), (schemas.SERVER_MESSAGES, "receive")):
+    for models, action in ((common.CLIENT_MESSAGES, "send"), (common.SERVER_MESSAGES, "receive")):
         assert models
         for model in models:
             name = model.__name__
@@ -238,7 +239,7 @@ def test_asyncapi_is_a_3_1_document_with_every_message() -> None:
             operation = operations[f"{action}{name}"]
             assert operation["action"] == action
             assert operation["messages"] == [
-                {"$ref": f"#/channels/{schemas.CHANNEL}/messages/{name}"}
+                {"$ref": f"#/channels/{asyncapi.CHANNEL}/messages/{name}"}
             ]
 
 
@@ -252,7 +253,7 @@ def test_asyncapi_names_the_client_and_server_messages() -> None:
 
 def test_every_asyncapi_reference_resolves() -> None:
     document = _asyncapi()
-    refs = set(schemas._refs_in(document))
+    refs = set(asyncapi._refs_in(document))
     assert "#/components/schemas/TableView" in refs
     for ref in refs:
         _resolve(document, ref)
@@ -262,10 +263,10 @@ def test_every_asyncapi_reference_resolves() -> None:
 
 def test_asyncapi_says_how_to_connect_and_route() -> None:
     document = _asyncapi()
-    server = document["servers"][schemas.SERVER]
+    server = document["servers"][asyncapi.SERVER]
     assert server["protocol"] == "wss"
     assert "{apiId}" in server["host"] and "apiId" in server["variables"]
-    query = document["channels"][schemas.CHANNEL]["bindings"]["ws"]["query"]
+    query = document["channels"][asyncapi.CHANNEL]["bindings"]["ws"]["query"]
     assert query["required"] == ["token"]
     assert "$request.body.action" in document["info"]["description"]
     scheme = document["components"]["securitySchemes"]["token"]
@@ -274,7 +275,7 @@ def test_asyncapi_says_how_to_connect_and_route() -> None:
 
 def test_asyncapi_examples_are_accepted_by_their_models() -> None:
     document = _asyncapi()
-    for model in (*schemas.CLIENT_MESSAGES, *schemas.SERVER_MESSAGES):
+    for model in (*common.CLIENT_MESSAGES, *common.SERVER_MESSAGES):
         examples = document["components"]["messages"][model.__name__]["examples"]
         assert examples
         for example in examples:
@@ -296,8 +297,8 @@ def test_asyncapi_schemas_are_json_schemas() -> None:
 
 def test_protocol_md_covers_every_message_and_code() -> None:
     text = (ROOT / schemas.PROTOCOL_MD).read_text(encoding="utf-8")
-    for model in (*schemas.CLIENT_MESSAGES, *schemas.SERVER_MESSAGES):
-        assert f"### {model.__name__} (`{schemas.tag_of(model)}`)" in text
+    for model in (*common.CLIENT_MESSAGES, *common.SERVER_MESSAGES):
+        assert f"### {model.__name__} (`{common.tag_of(model)}`)" in text
     for code in (*ERROR_CODES, *ServiceErrorCode.__args__):
         assert f"| `{code}` |" in text
     for phrase in ("?token=", "$request.body.action", "`sync`", "stale_version", "8 KB"):
@@ -305,10 +306,10 @@ def test_protocol_md_covers_every_message_and_code() -> None:
 
 
 def test_every_error_code_has_a_meaning() -> None:
-    assert set(schemas.ENGINE_ERRORS) == set(ERROR_CODES)
-    assert set(schemas.SERVICE_ERRORS) == set(ServiceErrorCode.__args__)
+    assert set(protocol.ENGINE_ERRORS) == set(ERROR_CODES)
+    assert set(protocol.SERVICE_ERRORS) == set(ServiceErrorCode.__args__)
     with pytest.raises(ValueError, match="missing"):
-        schemas._check_codes(schemas.ENGINE_ERRORS, [*ERROR_CODES, "new_code"], "engine error")
+        protocol._check_codes(protocol.ENGINE_ERRORS, [*ERROR_CODES, "new_code"], "engine error")
 
 
 # --- what a client generated from the contract relies on ------------------------------------
@@ -331,7 +332,7 @@ def test_every_tag_is_required_single_valued_and_titled_apart() -> None:
         members = [ref["$ref"].rsplit("/", 1)[-1] for ref in found[union]["oneOf"]]
         assert members == [
             m.__name__
-            for m in (schemas.SERVER_MESSAGES if tag == "type" else schemas.CLIENT_MESSAGES)
+            for m in (common.SERVER_MESSAGES if tag == "type" else common.CLIENT_MESSAGES)
         ]
         for name in members:
             schema = found[name]
@@ -351,10 +352,10 @@ def test_every_tag_is_required_single_valued_and_titled_apart() -> None:
 def test_server_schemas_are_open_and_client_schemas_strict() -> None:
     """The versioning rule: fields may be added to what the server sends, never to moves."""
     found = _schemas()
-    client_side = schemas._reaches(found, ["ClientMessage"])
+    client_side = asyncapi._reaches(found, ["ClientMessage"])
     assert set(MOVES) | {"MeldSpecModel", "Play", "Queue"} <= client_side
     for name, schema in found.items():
-        if schema.get("type") != "object" or name in schemas.identity_schemas():
+        if schema.get("type") != "object" or name in asyncapi.identity_schemas():
             continue
         if name in client_side:
             assert schema.get("additionalProperties") is False, name
@@ -392,7 +393,7 @@ def test_enums_are_named_and_complete() -> None:
         ["left", "timeout", "disconnected", "closed"],
     )
     stake = found["Queue"]["properties"]["stake"]
-    assert stake["enum"] == [0, *schemas.ARENA_STAKES]
+    assert stake["enum"] == [0, *ARENA_STAKES]
 
 
 def test_descriptions_stand_alone() -> None:
@@ -404,7 +405,7 @@ def test_descriptions_stand_alone() -> None:
 
 def test_the_channel_and_the_identity_are_in_the_contract() -> None:
     document = _asyncapi()
-    channel = document["channels"][schemas.CHANNEL]
+    channel = document["channels"][asyncapi.CHANNEL]
     assert channel["address"] == "/{stage}" and "stage" in channel["parameters"]
     token = document["components"]["securitySchemes"]["token"]["description"]
     for phrase in ("POST /api/signin", "401", "403", "`exp`", "JWKS", "RS256"):
@@ -417,7 +418,7 @@ def test_the_channel_and_the_identity_are_in_the_contract() -> None:
 
 def test_every_client_message_names_its_answers() -> None:
     operations = _asyncapi()["operations"]
-    for model in schemas.CLIENT_MESSAGES:
+    for model in common.CLIENT_MESSAGES:
         reply = operations[f"send{model.__name__}"]["reply"]["messages"]
         names = [r["$ref"].rsplit("/", 1)[-1] for r in reply]
         assert names[-1] == "ErrorMessage" and len(names) == 2, model.__name__
@@ -428,8 +429,8 @@ def test_every_client_message_names_its_answers() -> None:
 def test_routes_without_their_own_reach_the_turn_service_by_default() -> None:
     """``hello`` and ``ping`` have no API Gateway route: ``$default`` is the turn service's."""
     routes = {r for spec in manifest.FUNCTIONS.values() for r in spec.routes}
-    for model in schemas.CLIENT_MESSAGES:
-        route = schemas.route_of(model)
+    for model in common.CLIENT_MESSAGES:
+        route = common.route_of(model)
         assert route in routes, model.__name__
     turn = next(spec for spec in manifest.FUNCTIONS.values() if "$default" in spec.routes)
     assert {"play", "sync"} <= set(turn.routes)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tools import schemas
+from tools.schemas import common
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +67,7 @@ def _names(folder: Path, suffix: str) -> set[str]:
 
 
 def test_every_message_and_move_gets_a_model_of_its_own(generated: Path) -> None:
-    expected = {m.__name__ for m in (*schemas.CLIENT_MESSAGES, *schemas.SERVER_MESSAGES)}
+    expected = {m.__name__ for m in (*common.CLIENT_MESSAGES, *common.SERVER_MESSAGES)}
     moves = {"DrawModel", "TakePileModel", "JokerButtonModel", "MeldModel", "DiscardModel"}
     for folder in (generated / "ts" / "interfaces", generated / "ts" / "classes"):
         names = _names(folder, ".ts")
@@ -91,7 +92,7 @@ def test_java_models_compile_strictly(generated: Path) -> None:
     if javac is None:
         pytest.skip("no JDK: install one (apt-get install default-jdk-headless) to compile Java")
     sources = sorted(str(p) for p in (generated / "java").rglob("*.java"))
-    assert len(sources) > len(schemas.SERVER_MESSAGES)
+    assert len(sources) > len(common.SERVER_MESSAGES)
     classes = generated / "classes"
     _run([javac, "-Xlint:all,-cast", "-Werror", "-d", str(classes), *sources], generated)
     assert (classes / "canasta" / "contract" / "ViewMessage.class").is_file()
