@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from services.common.adapters import ApiGatewayPusher, SystemClock
+from typing import Any
+
+from services.common.adapters import ApiGatewayPusher, Clock, Pusher, SystemClock
 from services.common.dynamo_storage import DynamoStorage
-from services.common.flood import flood_control
+from services.common.flood import FloodControl, flood_control
 from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
 from services.common.telemetry import Telemetry
+from services.common.unit_of_work import Storage
 from services.matchmaking.app import MatchmakingService
 from services.matchmaking.forming import Tables
 from services.matchmaking.lobbies import Lobbies
@@ -21,14 +24,45 @@ from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> MatchmakingService:
     storage = DynamoStorage.of(clients.dynamodb, settings)
-    clock = SystemClock()
+    return compose(
+        storage=storage,
+        ledger=Ledger(storage),
+        pusher=ApiGatewayPusher(clients.connections),
+        machine=clients.stepfunctions,
+        state_machine_arn=settings.state_machine_arn,
+        clock=SystemClock(),
+        telemetry=telemetry,
+        queue_seconds=settings.queue_seconds,
+        poll_seconds=settings.poll_seconds,
+        arena_stakes=settings.arena_stakes,
+        max_message_bytes=settings.max_message_bytes,
+        join_limit=(settings.join_attempts, settings.join_window_seconds),
+        flood=flood_control(settings),
+    )
+
+
+def compose(
+    *,
+    storage: Storage,
+    ledger: Ledger,
+    pusher: Pusher,
+    machine: Any,
+    state_machine_arn: str | None,
+    clock: Clock,
+    telemetry: Telemetry,
+    queue_seconds: int,
+    poll_seconds: int,
+    arena_stakes: tuple[int, ...],
+    max_message_bytes: int,
+    join_limit: tuple[int, int] | None = None,
+    flood: FloodControl | None = None,
+) -> MatchmakingService:
+    """The use cases wired over their ports: the one graph the Lambda and the fast tests
+    share, so a test exercises the pieces exactly as they are put together here."""
     players = PlayerStore(storage)
     lobby_store = LobbyStore(storage)
-    ledger = Ledger(storage)
     tables = Tables(clock)
-    replies = Replies(
-        players=players, pusher=ApiGatewayPusher(clients.connections), telemetry=telemetry
-    )
+    replies = Replies(players=players, pusher=pusher, telemetry=telemetry)
     lobbies = Lobbies(
         store=lobby_store,
         players=players,
@@ -36,7 +70,7 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> Matchma
         replies=replies,
         clock=clock,
         telemetry=telemetry,
-        join_limit=(settings.join_attempts, settings.join_window_seconds),
+        **({"join_limit": join_limit} if join_limit is not None else {}),
     )
     return MatchmakingService(
         queues=Queues(
@@ -45,13 +79,13 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> Matchma
             tables=tables,
             replies=replies,
             ledger=ledger,
-            machine=clients.stepfunctions,
-            state_machine_arn=settings.state_machine_arn,
+            machine=machine,
+            state_machine_arn=state_machine_arn,
             clock=clock,
             telemetry=telemetry,
-            queue_seconds=settings.queue_seconds,
-            poll_seconds=settings.poll_seconds,
-            arena_stakes=settings.arena_stakes,
+            queue_seconds=queue_seconds,
+            poll_seconds=poll_seconds,
+            arena_stakes=arena_stakes,
         ),
         lobbies=lobbies,
         rematches=Rematches(
@@ -66,6 +100,6 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> Matchma
         replies=replies,
         ledger=ledger,
         telemetry=telemetry,
-        max_message_bytes=settings.max_message_bytes,
-        flood=flood_control(settings),
+        max_message_bytes=max_message_bytes,
+        flood=flood,
     )

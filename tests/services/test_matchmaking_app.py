@@ -28,12 +28,11 @@ from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Item, Key, Outcome, Put, Storage, TableKind, Update, Write
 from services.matchmaking.app import MatchmakingService
-from services.matchmaking.forming import ENTRY_TTL, Tables
-from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH, Lobbies
-from services.matchmaking.queues import Queues
-from services.matchmaking.rematch import Rematches, rematch_code
-from services.matchmaking.replies import Replies
-from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
+from services.matchmaking.forming import ENTRY_TTL
+from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
+from services.matchmaking.rematch import rematch_code
+from services.matchmaking.root import compose
+from services.matchmaking.store import LobbyStore, PlayerStore
 from shared_engine import MatchMode
 from tests.services.fakes import FakeClock, RecordingPusher
 
@@ -151,51 +150,22 @@ def w(
     telemetry: RecordingTelemetry,
 ) -> World:
     counting = CountingStorage(storage)
-    players = PlayerStore(counting)
-    lobbies = LobbyStore(counting)
     ledger = Ledger(storage)
-    store = GameStore(counting)
     machine = FakeMachine()
-    tables = Tables(clock)
-    replies = Replies(players=players, pusher=pusher, telemetry=telemetry)
-    lobby_cases = Lobbies(
-        store=lobbies,
-        players=players,
-        tables=tables,
-        replies=replies,
+    service = compose(
+        storage=counting,
+        ledger=ledger,
+        pusher=pusher,
+        machine=machine,
+        state_machine_arn=ARN,
         clock=clock,
         telemetry=telemetry,
-    )
-    service = MatchmakingService(
-        queues=Queues(
-            store=QueueStore(counting),
-            players=players,
-            tables=tables,
-            replies=replies,
-            ledger=ledger,
-            machine=machine,
-            state_machine_arn=ARN,
-            clock=clock,
-            telemetry=telemetry,
-            queue_seconds=120,
-            poll_seconds=2,
-            arena_stakes=(100, 500, 1000),
-        ),
-        lobbies=lobby_cases,
-        rematches=Rematches(
-            games=store,
-            store=lobbies,
-            lobbies=lobby_cases,
-            replies=replies,
-            clock=clock,
-            telemetry=telemetry,
-        ),
-        players=players,
-        replies=replies,
-        ledger=ledger,
-        telemetry=telemetry,
+        queue_seconds=120,
+        poll_seconds=2,
+        arena_stakes=(100, 500, 1000),
         max_message_bytes=8 * 1024,
     )
+    players, lobbies, store = PlayerStore(counting), LobbyStore(counting), GameStore(counting)
     return World(
         service,
         storage,
