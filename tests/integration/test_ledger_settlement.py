@@ -652,7 +652,16 @@ def test_amounts_are_bounded_integers(lx: Harness) -> None:
 
 def test_only_players_accounts_may_be_named(lx: Harness) -> None:
     fund(lx, "house:bots", 10)
-    for account in ("house:bots", "escrow:t-1", "match:t-1", "bot-ABC-2", "a b", "-x", "x:y"):
+    for account in (
+        "house:bots",
+        "escrow:t-1",
+        "match:t-1",
+        "bot:ABC-2",
+        "a b",
+        "-x",
+        "x:y",
+        "p-a\n",
+    ):
         for request in (
             post(account, "rummy-internal", 100),
             {"op": "balance", "account": account},
