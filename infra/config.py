@@ -42,14 +42,14 @@ LOG_RETENTION_DAYS = (
     3288,
     3653,
 )
-STAGE_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
-HTTPS_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[^\s?#]*)?$")
+STAGE_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
+HTTPS_URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]+)?(/[^\s?#]*)?")
 WEB_URL = re.compile(
-    r"^(https://[A-Za-z0-9.-]+|http://(localhost|127\.0\.0\.1))(:[0-9]+)?(/[^\s?#]*)?$"
+    r"(https://[A-Za-z0-9.-]+|http://(localhost|127\.0\.0\.1))(:[0-9]+)?(/[^\s?#]*)?"
 )
 """Where the web client may be served: HTTPS, or plain HTTP on this machine only (Cognito)."""
-DOMAIN_PREFIX = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(root|role/[\w+=,.@/-]+|user/[\w+=,.@/-]+)$")
+DOMAIN_PREFIX = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+PRINCIPAL = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(root|role/[\w+=,.@/-]+|user/[\w+=,.@/-]+)")
 """A caller of the ledger API in any account: an account root, a role or a user."""
 LEDGER_LIMITS = {
     "pointsPerBooking": "points_per_booking",
@@ -107,7 +107,7 @@ def _urls(key: str, value: Any) -> tuple[str, ...]:
         raise ConfigError(f"context {key!r} must be a list of 1-10 URLs, not {value!r}")
     urls = tuple(str(item).strip() for item in items)
     for url in urls:
-        if not WEB_URL.match(url):
+        if not WEB_URL.fullmatch(url):
             raise ConfigError(
                 f"context {key!r}: {url!r} is neither an https:// URL nor http://localhost"
             )
@@ -142,7 +142,7 @@ def _ledger_clients(key: str, value: Any) -> tuple[LedgerClientConfig, ...]:
             )
         principal = spec.get("principal")
         if principal is not None and not (
-            isinstance(principal, str) and PRINCIPAL.match(principal)
+            isinstance(principal, str) and PRINCIPAL.fullmatch(principal)
         ):
             raise ConfigError(
                 f"context {key!r}: {principal!r} is not an IAM role, user or root ARN"
@@ -215,7 +215,7 @@ class Config:
     """The ledger API's callers (``CANASTA_LEDGER_CLIENTS``): none, and it books for no one."""
 
     def __post_init__(self) -> None:
-        if not STAGE_NAME.match(self.stage):
+        if not STAGE_NAME.fullmatch(self.stage):
             raise ConfigError(
                 f"context 'stage' must be 1-12 lowercase letters or digits, not {self.stage!r}"
             )
@@ -244,7 +244,7 @@ class Config:
                 raise ConfigError("context 'oidcAudience' and 'oidcJwksUrl' need 'oidcIssuer'")
             return
         for key, url in (("oidcIssuer", self.oidc_issuer), ("oidcJwksUrl", self.oidc_jwks_url)):
-            if url is not None and not HTTPS_URL.match(url):
+            if url is not None and not HTTPS_URL.fullmatch(url):
                 raise ConfigError(f"context {key!r} must be an https:// URL, not {url!r}")
         if not self.oidc_audience:
             raise ConfigError("context 'oidcIssuer' needs 'oidcAudience' (the tokens' aud)")
@@ -254,7 +254,7 @@ class Config:
     def _check_domain_prefix(self) -> None:
         prefix = self.auth_domain_prefix
         if prefix is not None and (
-            not DOMAIN_PREFIX.match(prefix)
+            not DOMAIN_PREFIX.fullmatch(prefix)
             or any(word in prefix for word in ("aws", "amazon", "cognito"))
         ):
             raise ConfigError(

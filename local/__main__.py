@@ -100,6 +100,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
         issuer,
         on_signin=welcome,
         on_queue=filler.on_queue if args.bots else None,
+        fillers=filler.players,
         config={"turn_seconds": args.turn_seconds, "stakes": list(settings.arena_stakes)},
     )
     relay.target = gateway

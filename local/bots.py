@@ -99,6 +99,10 @@ class BotFiller:
         self._tasks: set[asyncio.Task[None]] = set()
         self._filling: set[str] = set()
         """Queues with a fill under way."""
+        self.players: set[str] = set()
+        """The player ids of the bots sent so far (plain subjects: the ids the services see).
+        The services cannot tell them from people, and need not: their matches settle like
+        any. Only the gateway asks, so that a bot's own ``queue`` sends no more bots."""
 
     def on_queue(self, message: dict[str, Any]) -> None:
         """Called by the gateway on the event loop whenever a person asks to queue.
@@ -126,6 +130,7 @@ class BotFiller:
         for _ in range((4 - waiting % 4) % 4):
             name = f"{next(self._names)} (bot)"
             identity = Identity(f"bot-{uuid.uuid4().hex[:10]}", name)
+            self.players.add(identity.player_id)
             await loop.run_in_executor(None, self._welcome, identity)
             token = self._issuer.issue(identity, ttl=6 * 3600)
             first = {"action": "queue", "mode": mode, "variant": variant, "stake": stake}

@@ -28,7 +28,7 @@ import hmac
 import json
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,7 @@ MESSAGE_LIMIT = 128 * 1024
 """API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
 READ_LIMIT = 4 * MESSAGE_LIMIT
 """What the socket reads at all; a larger message closes it (1009), as API Gateway would."""
-NAME = re.compile(r"^[\w .'-]{1,24}$")
+NAME = re.compile(r"[\w .'-]{1,24}")
 
 
 def player_id_for(name: str) -> str:
@@ -86,8 +86,11 @@ class Gateway:
         routes: dict[str, str] | None = None,
         on_signin: Callable[[Identity], None] | None = None,
         on_queue: Callable[[dict[str, Any]], None] | None = None,
+        fillers: Collection[str] = (),
         config: dict[str, Any] | None = None,
     ) -> None:
+        """``on_queue`` hears every ``queue`` frame but those of ``fillers``, the player ids of
+        the bots it sent: to the services those are players like any other."""
         self._issuer = issuer
         self._routes = {route: load(path) for route, path in (routes or ROUTES).items()}
         self._authorize = load(AUTHORIZER)
@@ -95,6 +98,7 @@ class Gateway:
         self._disconnect = load(DISCONNECT)
         self._on_signin = on_signin
         self._on_queue = on_queue
+        self._fillers = fillers
         self._config = config or {}
         self._sockets: dict[str, web.WebSocketResponse] = {}
         self._owners: dict[str, str] = {}
@@ -187,7 +191,7 @@ class Gateway:
             name = str(body["name"]).strip()
         except (ValueError, KeyError, TypeError):
             return web.json_response({"error": 'send {"name": "..."}'}, status=400)
-        if not NAME.match(name):
+        if not NAME.fullmatch(name):
             return web.json_response(
                 {"error": "a name is 1 to 24 letters, digits or spaces"}, status=400
             )
@@ -302,7 +306,7 @@ class Gateway:
             lambda: handler(self._event(connection_id, route, body), LambdaContext(route))
         )
         player = str((self._authorized.get(connection_id) or {}).get("player_id", ""))
-        if route == "queue" and self._on_queue is not None and not player.startswith("bot-"):
+        if route == "queue" and self._on_queue is not None and player not in self._fillers:
             self._on_queue(message)
 
     async def close_sockets(self) -> None:

@@ -29,7 +29,7 @@ from services.common.adapters import ApiGatewayPusher
 from services.common.afterwrite import AfterWrite
 from services.common.dynamo import error_code, query_all, s
 from services.common.dynamo_storage import DynamoStorage, from_item
-from services.common.events import TableAborted, is_bot_id
+from services.common.events import TableAborted
 from services.common.ledger import (
     Balance,
     Ledger,
@@ -376,7 +376,7 @@ class Console:
     ) -> Plan:
         """Move points or jokers between support's account and a player's, within the
         limit; ``key`` (by default one made of the request) makes it happen once."""
-        if self._player(player_id) is None or is_bot_id(player_id) or ":" in player_id:
+        if self._player(player_id) is None or ":" in player_id:
             raise ActionRefused(f"{player_id!r} is not a player's account")
         if not points and not jokers:
             raise ActionRefused("nothing to credit: give --points or --jokers")

@@ -146,6 +146,12 @@ function adoptLobby(state, message) {
   return [];
 }
 
+/** Whether the lobby's receiver hosts it. The server names the receiver (`you`): a
+ * token's `sub` need not be the player id (a provider's `auth0|…` is kept under a hash). */
+export function hosting(lobby) {
+  return lobby.host === lobby.you;
+}
+
 /** The name of whoever opened a lobby (a rematch's first to ask). */
 export function hostName(lobby) {
   const host = Object.values(lobby.seats).find((p) => p && p.player_id === lobby.host);

@@ -13,19 +13,23 @@ What a token must be, every rule a refusal (``InvalidToken``) and never
 another exception:
 
 - at most ``MAX_TOKEN_CHARS`` long, checked before anything is parsed;
-- signed with RS256 (``none``, HS256 and every other algorithm are refused,
-  so a public key can never be used as an HMAC secret) by a key of the
-  issuer's JWKS, named by the header's ``kid``, the signature written in
-  canonical base64url (PyJWT refuses spare bits set: one token, one spelling);
+- three segments of canonical unpadded base64url (RFC 7515), checked before
+  PyJWT decodes anything: PyJWT also takes ``=`` padding, and one token has
+  one spelling;
+- signed with RS256 (``none``, HS256, RS384, PS256 and every other algorithm
+  are refused before a key is looked up, so a public key can never be used as
+  an HMAC secret) by a key of the issuer's JWKS, named by the header's ``kid``;
 - ``iss`` the configured issuer; ``exp`` a finite number in the future (a
   small leeway for clock skew) and no more than ``MAX_LIFETIME`` away;
 - for Cognito (``iss`` on ``cognito-idp``): ``token_use`` ``id`` with
   ``aud`` the app client, or ``access`` with ``client_id`` the app client;
   for any other issuer ``aud`` holds the configured audience;
-- ``sub`` a player id: 1-64 characters of letters, digits and ``._@|+=-``.
-  No colon, so no token names a ledger account such as ``house:bots``.
+- ``sub`` a subject: 1-255 characters of letters, digits and ``._@|+=-``
+  (``services.common.identities``). No colon, so no token names a ledger account
+  such as ``house:bots`` or a bot a host seated.
 
-The player id is ``sub``; the display name the first present of
+The player id is the one ``sub`` maps to (``player_id_of``: most subjects are
+their own); the display name the first present of
 ``preferred_username``, ``name``, ``cognito:username``, ``username``
 (Cognito's ID tokens carry ``cognito:username``, access tokens ``username``),
 cut to 32 characters, else ``Player``.
@@ -37,6 +41,7 @@ verify, and would otherwise pay its ~0.2 s import on every cold start.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 import threading
@@ -44,6 +49,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from services.common.frozen import Frozen
+from services.common.identities import player_id_of
 
 if TYPE_CHECKING:
     import jwt
@@ -62,8 +68,8 @@ MAX_KEY_AGE_SECONDS = 3600
 FETCH_TIMEOUT_SECONDS = 3.0
 NAME_CLAIMS = ("preferred_username", "name", "cognito:username", "username")
 MAX_NAME = 32
-PLAYER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@|+=-]{0,63}$")
-COGNITO_ISSUER = re.compile(r"^https://cognito-idp\.[a-z0-9-]+\.amazonaws\.com/[\w-]+$")
+SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+COGNITO_ISSUER = re.compile(r"https://cognito-idp\.[a-z0-9-]+\.amazonaws\.com/[\w-]+")
 
 
 class InvalidToken(Exception):
@@ -89,7 +95,7 @@ class Issuer(Frozen):
     @property
     def cognito(self) -> bool:
         """Cognito's tokens name their use, and its access tokens carry no ``aud``."""
-        return bool(COGNITO_ISSUER.match(self.url))
+        return bool(COGNITO_ISSUER.fullmatch(self.url))
 
 
 class KeySet:
@@ -149,6 +155,8 @@ class TokenVerifier:
         """The identity a token names, or ``InvalidToken`` (``ExpiredToken`` if only late)."""
         if not isinstance(token, str) or not 0 < len(token) <= MAX_TOKEN_CHARS:
             raise InvalidToken("missing or oversized")
+        if not _canonical(token):
+            raise InvalidToken("not three segments of canonical base64url")
         import jwt  # noqa: PLC0415 - paid by the authorizer only
 
         try:
@@ -219,12 +227,28 @@ class TokenVerifier:
             raise InvalidToken("token_use is neither id nor access")
 
     def _identity(self, claims: dict[str, Any]) -> Identity:
-        player_id = claims.get("sub")
-        if not isinstance(player_id, str) or not PLAYER_ID.match(player_id):
-            raise InvalidToken("sub is not a player id")
+        subject = claims.get("sub")
+        player_id = player_id_of(subject) if isinstance(subject, str) else None
+        if player_id is None:
+            raise InvalidToken("sub is not a subject")
         for claim in NAME_CLAIMS:
             value = claims.get(claim)
             name = value.strip()[:MAX_NAME].strip() if isinstance(value, str) else ""
             if name:
                 return Identity(player_id, name)
         return Identity(player_id, "Player")
+
+
+def _canonical(token: str) -> bool:
+    """Header, claims and signature each in the one base64url spelling of its bytes."""
+    segments = token.split(".")
+    return len(segments) == 3 and all(_canonical_segment(s) for s in segments)
+
+
+def _canonical_segment(segment: str) -> bool:
+    """No padding, no other alphabet, no spare bits set (a last character that decodes
+    like another)."""
+    if not SEGMENT.fullmatch(segment) or len(segment) % 4 == 1:
+        return False
+    data = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode() == segment

@@ -28,23 +28,17 @@ class _Detail(BaseModel):
 
 
 class SeatPlayer(_Detail):
-    """Who sits in a seat; bots are seats their host filled, played by the server."""
+    """Who sits in a seat; bots are seats their host filled, played by the server.
+
+    ``bot`` is the only mark of a bot: the server sets it where it seats one (a host's
+    ``fill_bots``, ids ``bot:<code>-<seat>`` that no token's subject maps to). Every seat
+    taken through a connection is a player's, whatever their id looks like."""
 
     player_id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=32)
     bot: bool = False
     level: BotLevel | None = Field(default=None, exclude_if=lambda v: v is None)
     """A bot's level, chosen by the host who added it; a player's seat has none."""
-
-
-BOT_ID_PREFIX = "bot-"
-"""Whose player id starts so is a bot: the host's fill (``bot-<code>-<seat>``) and the local
-stack's queue fillers. No person's id does (Cognito's are UUIDs, the local sign-in's
-``p-<hash>``), and the ledger API books for no such account."""
-
-
-def is_bot_id(player_id: str) -> bool:
-    return player_id.startswith(BOT_ID_PREFIX)
 
 
 FRIENDS_TABLE_PREFIX = "f-"

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from services.common.events import BotLevel, SeatPlayer
+from services.common.identities import MAX_SUBJECT
 from services.common.settings import Settings
 from shared_engine import Variant
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
@@ -510,8 +511,9 @@ class TokenClaims(BaseModel):
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    sub: PlayerId
-    """The player's account id."""
+    sub: str = Field(min_length=1, max_length=MAX_SUBJECT)
+    """Who the identity provider says the player is. The player id is ``sub`` itself, or a
+    hash of it when ``sub`` is not 1-64 letters, digits and ``._@+-``: ``welcome`` names it."""
     name: str = Field(min_length=1, max_length=32)
     """The name shown at the table (from Cognito: ``preferred_username`` or
     ``cognito:username``; the authorizer cuts it to 32 characters)."""

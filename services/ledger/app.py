@@ -11,7 +11,6 @@ stands in for the bots, so playing against them cannot mint points.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Literal
@@ -24,6 +23,7 @@ from services.common.events import (
     TableAborted,
     is_practice,
 )
+from services.common.identities import player_id_of
 from services.common.ledger import (
     DAY_LIMIT,
     Balance,
@@ -43,8 +43,6 @@ from shared_engine.match import TEAM_NAMES, held_stake, settle_match
 BOOKING_ATTEMPTS = 10
 """A booking retries when another on the same account commits between its read and its
 write: it fails (``busy``) only if ten others commit during it."""
-PLAYER_ACCOUNT = re.compile(r"(?!bot-)[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
-"""A player's id (a token's ``sub``): never ``house:``, ``escrow:``, ``match:`` or a bot's."""
 
 
 class BookingRefused(Exception):
@@ -168,15 +166,15 @@ class LedgerService:
 
     # --- the API of the other modes --------------------------------------------------
 
-    def balance(self, client: str | None, account: str) -> Balance:
+    def balance(self, client: str | None, subject: str) -> Balance:
         self._caller(client)
-        return self._ledger.balance(self._player_account(account))
+        return self._ledger.balance(self._player_account(subject))
 
-    def post(self, client: str | None, account: str, key: str, points: int, jokers: int) -> Balance:
+    def post(self, client: str | None, subject: str, key: str, points: int, jokers: int) -> Balance:
         """Credit or debit a player's account once per (client, ``key``), within the client's
         limits; the balance the booking left, the same for every repeat of it."""
         name, limits = self._caller(client)
-        booking = ExternalBooking(name, key, self._player_account(account), points, jokers)
+        booking = ExternalBooking(name, key, self._player_account(subject), points, jokers)
         if abs(points) > limits.points_per_booking or abs(jokers) > limits.jokers_per_booking:
             raise BookingRefused("booking_limit", "the booking is larger than this client may book")
         day = time.strftime("%Y-%m-%d", time.gmtime(self._clock.now()))
@@ -218,10 +216,13 @@ class LedgerService:
         return client, limits
 
     @staticmethod
-    def _player_account(account: str) -> str:
-        """Only players' accounts: the house's, escrows and match markers are the game's own."""
-        if not PLAYER_ACCOUNT.fullmatch(account):
-            raise BookingRefused("not_a_player_account", "only a player's account may be named")
+    def _player_account(subject: str) -> str:
+        """The account of the player a token's ``sub`` names, as the authorizer maps it. The
+        game's own accounts (house, escrows, match markers, a host's bots) hold a ``:``,
+        which no subject does."""
+        account = player_id_of(subject)
+        if account is None:
+            raise BookingRefused("not_a_player_account", "only a player's subject may be named")
         return account
 
     def welcome(self, account: str, points: int, jokers: int) -> None:

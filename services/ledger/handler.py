@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
 from services.common.events import MatchEnded, TableAborted
+from services.common.identities import MAX_SUBJECT
 from services.common.observability import Observability
 from services.common.runtime import Clients, EventRoutes, process_batch
 from services.common.settings import MAX_BOOKING_JOKERS, MAX_BOOKING_POINTS, Settings
@@ -43,13 +44,15 @@ def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 Points = Annotated[StrictInt, Field(ge=-MAX_BOOKING_POINTS, le=MAX_BOOKING_POINTS)]
 Jokers = Annotated[StrictInt, Field(ge=-MAX_BOOKING_JOKERS, le=MAX_BOOKING_JOKERS)]
+Subject = Annotated[str, Field(min_length=1, max_length=MAX_SUBJECT)]
+"""An account as the other modes know it: the player's ``sub``, exactly as in their token."""
 
 
 class BalanceQuery(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     op: Literal["balance"]
-    account: str = Field(min_length=1, max_length=64)
+    account: Subject
 
 
 class Booking(BaseModel):
@@ -61,7 +64,7 @@ class Booking(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     op: Literal["post"]
-    account: str = Field(min_length=1, max_length=64)
+    account: Subject
     idempotency_key: str = Field(min_length=8, max_length=128, pattern=r"^[\x21-\x7e]+$")
     points: Points = 0
     jokers: Jokers = 0

@@ -12,7 +12,8 @@ import secrets
 import uuid
 
 from services.common.adapters import Clock
-from services.common.events import BOT_ID_PREFIX, BotLevel, SeatPlayer, is_practice
+from services.common.events import BotLevel, SeatPlayer, is_practice
+from services.common.identities import host_bot_id
 from services.common.protocol import CreateTable, LobbyView, QueueLeftMessage
 from services.common.records import Lobby
 from services.common.telemetry import Telemetry
@@ -134,7 +135,7 @@ class Lobbies:
         for seat in (1, 2, 3, 4):
             if seat not in seats:
                 seats[seat] = SeatPlayer(
-                    player_id=f"{BOT_ID_PREFIX}{lobby.code}-{seat}",
+                    player_id=host_bot_id(lobby.code, seat),
                     name=f"Bot {seat}",
                     bot=True,
                     level=level,

@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from services.common.adapters import Clock, send_task_success
-from services.common.events import SeatPlayer, is_bot_id
+from services.common.events import SeatPlayer
 from services.common.ledger import Ledger, escrow
 from services.common.protocol import Queue, QueuedMessage, QueueLeftMessage
 from services.common.records import QueueTicket
@@ -153,11 +153,10 @@ class Queues:
             if len(entries) < 4:
                 return formed
             table_id = uuid.uuid4().hex[:16]
+            # Each entry was queued through a connection with a verified token: a player's
+            # seat, whatever the id looks like (only a host seats bots, MATCH-3).
             seats = {
-                # A bot that queued like a person (the local stack's fillers) is still a bot:
-                # its table is practice (MATCH-3), with no stake taken.
-                i + 1: SeatPlayer(player_id=e.player_id, name=e.name, bot=is_bot_id(e.player_id))
-                for i, e in enumerate(entries)
+                i + 1: SeatPlayer(player_id=e.player_id, name=e.name) for i, e in enumerate(entries)
             }
             table, event = self._tables.new(
                 table_id, MatchMode(mode), variant_of(variant), stake, seats

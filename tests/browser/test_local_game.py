@@ -524,8 +524,9 @@ class Player:
         you = page.get_attribute('[data-testid^="seat-"][data-role="you"]', "data-seat")
         self.seat = int(you or 0)
         assert seats[self.seat].player_id == player_id_for(PLAYER), (seats, you)
-        others = [seats[s].player_id for s in (1, 2, 3, 4) if s != self.seat]
-        assert all(p.startswith("bot-") for p in others), seats
+        # The local fillers took the other seats, as players: the match settles (MATCH-3).
+        others = [seats[s] for s in (1, 2, 3, 4) if s != self.seat]
+        assert all(p.player_id.startswith("bot-") and not p.bot for p in others), seats
 
     def agree_with_server(self, moment: str) -> tuple[int, RoundState, list[str]]:
         """The page shows this seat's hand, every hand's size and the stock as the server holds."""

@@ -27,6 +27,7 @@ from services.common.settings import LedgerClient
 from tests.test_architecture import imports
 
 pytestmark = pytest.mark.infra
+ROOT = "arn:aws:iam::111122223333:root"
 
 
 # --- configuration -------------------------------------------------------------------
@@ -127,11 +128,31 @@ def test_deletion_protection_follows_the_stage_unless_set() -> None:
         ("ledgerClients", {"rummy": {"pointsPerBooking": 10**15, "pointsPerDay": 1}}),
         ("ledgerClients", {"rummy": {"pointsPerBooking": 1, "pointsPerDay": 1, "other": 1}}),
         ("ledgerClients", {"rummy": {"principal": "*", "pointsPerBooking": 1, "pointsPerDay": 1}}),
+        (
+            "ledgerClients",
+            {"rummy": {"principal": f"{ROOT}\n", "pointsPerBooking": 1, "pointsPerDay": 1}},
+        ),
     ],
 )
 def test_bad_context_is_refused(key: str, value: Any) -> None:
     with pytest.raises(ConfigError):
         Config.from_context({key: value}.get)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"stage": "prod\n"},
+        {"auth_domain_prefix": "canasta-game\n"},
+        {"oidc_issuer": "https://id.example/players\n", "oidc_audience": "canasta"},
+    ],
+    ids=repr,
+)
+def test_every_pattern_matches_the_whole_value(given: dict[str, Any]) -> None:
+    """The context's text values are stripped; nothing else is: a trailing newline is no
+    stage, domain prefix, issuer or (above) principal."""
+    with pytest.raises(ConfigError):
+        Config(**given)
 
 
 def test_an_existing_issuer_replaces_the_user_pool() -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
+from services.common.identities import host_bot_id, player_id_of
 from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account
 from services.common.records import shard_of
 from services.common.telemetry import RecordingTelemetry
@@ -299,7 +300,7 @@ def test_arena_tie_break_rounds_do_not_change_the_payout(hx: Harness) -> None:
 
 def test_a_match_with_bots_is_practice_and_books_nothing(hx: Harness) -> None:
     """MATCH-3: one bot seat from the start makes the match practice, whatever its mode."""
-    players = ["h1", "bot-x-2", "h3", "bot-x-4"]
+    players = ["h1", host_bot_id("X", 2), "h3", host_bot_id("X", 4)]
     for player in ("h1", "h3"):
         fund(hx, player, 500)
     capture = hx.capture()
@@ -324,10 +325,7 @@ def test_a_match_with_bots_is_practice_and_books_nothing(hx: Harness) -> None:
     assert match_entries(hx, "f-x") == [] and match_entries(hx, "f-y") == []
     assert capture.of_type("LedgerSettled") == []
     # Nor does forming such a table hold a stake.
-    seats = {
-        i: SeatPlayer(player_id=p, name=p, bot=p.startswith("bot-"))
-        for i, p in enumerate(players, 1)
-    }
+    seats = {i: SeatPlayer(player_id=p, name=p, bot=i in (2, 4)) for i, p in enumerate(players, 1)}
     assert escrow("f-z", seats, 100) == []
 
 
@@ -652,7 +650,16 @@ def test_amounts_are_bounded_integers(lx: Harness) -> None:
 
 def test_only_players_accounts_may_be_named(lx: Harness) -> None:
     fund(lx, "house:bots", 10)
-    for account in ("house:bots", "escrow:t-1", "match:t-1", "bot-ABC-2", "a b", "-x", "x:y"):
+    for account in (
+        "house:bots",
+        "escrow:t-1",
+        "match:t-1",
+        "bot:ABC-2",
+        "a b",
+        "-x",
+        "x:y",
+        "p-a\n",
+    ):
         for request in (
             post(account, "rummy-internal", 100),
             {"op": "balance", "account": account},
@@ -718,6 +725,53 @@ def test_concurrent_bookings_on_one_account_all_book_exactly(lx: Harness) -> Non
     assert sorted(a["points"] for a in answers)[-1] == 2_100
     assert len({a["points"] for a in answers}) == 6, "each answer is its own booking's result"
     assert book_of(lx).balance("zc").points == 2_100
+
+
+@pytest.fixture
+def everyone(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    """The stack with the ledger API's clients, dealing rounds the scripted clients end fast."""
+    import json
+
+    from services.deal import handler as deal_handler
+
+    with local_harness(moto_url, CANASTA_LEDGER_CLIENTS=json.dumps(CLIENTS)) as harness:
+        monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+        yield harness
+        assert_books_balance(harness)
+
+
+SUBJECTS = ["bot-x", "auth0|abc", "user=42", "google-oauth2|" + "1" * 241]
+"""Subjects other providers issue: a name like a bot's, Auth0's ``|``, a ``=``, 255 long."""
+
+
+def test_every_subject_plays_books_and_settles_as_a_player(everyone: Harness) -> None:
+    """Whatever a provider's ``sub`` looks like, its player is a player (MATCH-3, MATCH-4):
+    seated as one, sent views, their moves their own, the other modes' credit their stake,
+    paid at the end; the ledger API answers for the same account."""
+    hx = everyone
+    players = [player_id_of(s) or "" for s in SUBJECTS]
+    for number, subject in enumerate(SUBJECTS):
+        credit = api(post(subject, f"rummy-open-{number}", 1000))
+        assert credit == {"account": subject, "points": 1000, "jokers": 0}
+    table_id, conns = queue_and_seat(hx, SUBJECTS, mode="arena", stake=500)
+    table = hx.table(table_id)
+    assert [(p.player_id, p.bot) for p in table.seats.values()] == [(p, False) for p in players]
+    assert points(hx, *players) == dict.fromkeys(players, 500), "stakes held in escrow"
+    play_match(hx, conns, table_id)
+    hx.settle()
+
+    table = hx.table(table_id)
+    assert table.status == "finished"
+    assert not [i for i in hx.logs(table_id) if i["auto"]["BOOL"]], "no move played for them"
+    result = hx.last(conns[1], "match_result")
+    assert result is not None and result["practice"] is False
+    winners = (1, 3) if table.totals[0] > table.totals[1] else (2, 4)
+    expected = {s: 1500 if seat in winners else 500 for seat, s in enumerate(SUBJECTS, 1)}
+    for seat, subject in enumerate(SUBJECTS, start=1):
+        assert result["rewards"][str(seat)] == expected[subject] - 1000
+        answer = api({"op": "balance", "account": subject})
+        assert answer == {"account": subject, "points": expected[subject], "jokers": 0}
+    assert book_of(hx).balance(escrow_account(table_id)).points == 0
 
 
 # --- the joker button (JOKER-1) ---------------------------------------------------------------

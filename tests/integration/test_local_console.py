@@ -13,9 +13,9 @@ pytestmark = pytest.mark.integration
 
 SEATS = {
     "1": {"player_id": "p-ann", "name": "Ann"},
-    "2": {"player_id": "bot-1", "name": "Ada (bot)", "bot": True},
+    "2": {"player_id": "bot-1", "name": "Ada (bot)"},
     "3": {"player_id": "p-bob", "name": "Bob"},
-    "4": {"player_id": "bot-2", "name": "Bela (bot)", "bot": True},
+    "4": {"player_id": "bot-2", "name": "Bela (bot)"},
 }
 
 

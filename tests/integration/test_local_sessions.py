@@ -18,6 +18,7 @@ from aiohttp import web
 from local.bots import BotFiller
 from local.gateway import MESSAGE_LIMIT, Gateway
 from tests.integration.harness import Harness, served_issuer
+from tests.integration.machine import stop_running
 
 pytestmark = pytest.mark.integration
 
@@ -100,10 +101,38 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
         filler.on_queue(frame)  # the table has formed: nobody waits, no bots
         await asyncio.sleep(0.3)
         await filler.close()
+        assert len(filler.players) == 3, "the gateway knows each bot it sent"
         return queue.bots, next(formed) - 1
 
     bots, tables = asyncio.run(scenario())
     assert (bots, tables) == (3, 1)
+
+
+async def _queue_frames_heard(harness: Harness, fillers: set[str]) -> list[dict[str, Any]]:
+    """What the filler hears when a person and one of its own bots queue."""
+    heard: list[dict[str, Any]] = []
+    gateway = Gateway(served_issuer(), on_queue=heard.append, fillers=fillers)
+    runner, url = await _serve(gateway)
+    try:
+        async with aiohttp.ClientSession() as session:
+            for player, mode in (("bot-x", "one_round"), ("bot-f1", "three_rounds")):
+                async with session.ws_connect(f"{url}?token={harness.token(player)}") as ws:
+                    await ws.send_str(json.dumps({"action": "queue", "mode": mode}))
+                    # Frames are routed in order: this one's answer follows the queue's route.
+                    await ws.send_bytes(b"\x00")
+                    assert json.loads(await ws.receive_str(timeout=10))["code"] == "malformed"
+    finally:
+        await runner.cleanup()
+        gateway.close()
+        stop_running(harness)
+    return heard
+
+
+def test_only_the_fillers_own_bots_queue_without_calling_for_more(harness: Harness) -> None:
+    """The gateway knows the filler's bots by the ids it gave them, not by how an id reads:
+    a person whose id starts ``bot-`` waits for a table like anyone, and gets bots."""
+    heard = asyncio.run(_queue_frames_heard(harness, {"bot-f1"}))
+    assert heard == [{"action": "queue", "mode": "one_round"}]
 
 
 async def _signins(harness: Harness) -> list[tuple[int, dict[str, Any]]]:

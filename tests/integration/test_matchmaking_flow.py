@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from services.common.identities import host_bot_id
 from services.common.ledger import Ledger, Posting, escrow_account
 from services.common.records import queue_of
 from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
@@ -442,7 +443,7 @@ def test_the_host_fills_a_lone_table_with_bots_who_play_their_turns(mm: Harness)
     assert seats["1"]["player"] == {"player_id": "b1", "name": "b1", "bot": False}
     assert all(seats[s]["player"]["bot"] for s in ("2", "3", "4"))
     assert {seats[s]["player"]["player_id"] for s in ("2", "3", "4")} == {
-        f"bot-{code}-{s}" for s in (2, 3, 4)
+        host_bot_id(code, s) for s in (2, 3, 4)
     }
     assert lobby_item(mm, code)["status"]["S"] == "started"
 
@@ -471,6 +472,25 @@ def test_the_host_fills_a_lone_table_with_bots_who_play_their_turns(mm: Harness)
     for bot in (2, 3, 4):
         turn = [kind for seat, kind in actions if seat == bot]
         assert turn[0] in ("draw", "take_pile") and turn[-1] == "discard", turn
+
+
+def test_nobody_takes_a_bots_seat_by_the_spelling_of_its_id(mm: Harness) -> None:
+    """A host's bot seat is the server's to play (MATCH-3). No token names its id, and a
+    subject spelled as such ids were once spelled (``bot-<code>-<seat>``) is a player of
+    their own, seated nowhere: they cannot speak or move for the bot."""
+    host, code = create_lobby(mm, "b9")
+    mm.send(host, {"action": "fill_bots"})
+    settle_until(mm, lambda: mm.last(host) is not None)
+    view = mm.last(host)
+    assert view is not None
+    table_id = view["table_id"]
+    assert mm.connect(host_bot_id(code, 2)) is None, "refused by the authorizer"
+    lookalike = connect(mm, f"bot-{code}-2")
+    mm.send(lookalike, {"action": "say", "table_id": table_id, "phrase": "good_game"})
+    mm.play(lookalike, table_id, view["version"], {"type": "draw"})
+    assert errors(mm, lookalike) == ["not_seated", "not_seated"]
+    assert of_type(mm, host, "said") == []
+    assert mm.table(table_id).seats[2].player_id == host_bot_id(code, 2)
 
 
 def test_fill_bots_is_the_hosts_and_starts_with_two_humans(mm: Harness) -> None:

@@ -255,7 +255,7 @@ def test_credits_within_the_limit_once_and_kicks_are_audited(ops: Harness) -> No
         with pytest.raises(ActionRefused, match="limit"):
             console.plan_credit("quin", 501, 0, "too generous")
         with pytest.raises(ActionRefused, match="not a player"):
-            console.plan_credit("bot-X-1", 10, 0, "a bot")
+            console.plan_credit("bot:X-1", 10, 0, "a bot")
         plan = console.plan_credit("quin", 300, 1, "ticket 12: lost points in an outage")
         assert console.carry_out(plan)["balance"] == {"points": 400, "jokers": 1}
         twice = console.plan_credit("quin", 300, 1, "ticket 12: lost points in an outage")

@@ -13,11 +13,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import jwt
 import pytest
 
 from local.dispatcher import LambdaContext
 from local.issuer import LocalIssuer, SigningKey
 from services.common.auth import MAX_TOKEN_CHARS
+from services.common.identities import player_id_of
 from services.connect import handler as connect_handler
 from tests.cognito import (
     CLIENT,
@@ -67,6 +69,23 @@ def test_a_cognito_id_token_connects_as_its_sub(cognito: Harness, pool: LocalIss
     assert (message["player_id"], message["name"]) == (SUB, "ann")
 
 
+@pytest.mark.parametrize("subject", ["auth0|abc", "user=42", "bot-x", "u" * 255])
+def test_every_subject_connects_as_the_player_id_it_maps_to(
+    cognito: Harness, pool: LocalIssuer, subject: str
+) -> None:
+    """The connection, its record and every later message carry the mapped player id:
+    the one the ledger API books for when another mode names the subject."""
+    player_id = player_id_of(subject)
+    assert player_id is not None
+    connection = cognito.connect(subject, pool.sign(id_claims(time.time(), sub=subject)))
+    assert connection is not None
+    (item,) = cognito.connection_items()
+    assert item["player_id"]["S"] == player_id
+    cognito.send(connection, {"action": "hello"})
+    (message,) = [m for m in cognito.inbox.messages[connection] if m.get("type") == "welcome"]
+    assert (message["player_id"], message["name"]) == (player_id, "ann")
+
+
 def test_a_cognito_access_token_connects_too(cognito: Harness, pool: LocalIssuer) -> None:
     assert cognito.connect(SUB, pool.sign(access_claims(time.time()))) is not None
 
@@ -77,6 +96,7 @@ def _bad_tokens(pool: LocalIssuer) -> dict[str, str]:
     impostor.kid = pool.keys[0].kid
     header, _, signature = pool.sign(id_claims(now)).split(".")
     spliced = pool.sign(id_claims(now, sub="mallory")).split(".")[1]
+    key = pool.keys[0]
     return {
         "bad signature": impostor.sign(id_claims(now)),
         "spliced payload": f"{header}.{spliced}.{signature}",
@@ -95,6 +115,11 @@ def _bad_tokens(pool: LocalIssuer) -> dict[str, str]:
         "alg none": unsigned({"alg": "none", "kid": pool.keys[0].kid}, json.dumps(id_claims(now))),
         "HS256 confusion": public_key_as_secret(pool, json.dumps(id_claims(now))),
         "sub names the house": pool.sign(id_claims(now, sub="house:bots")),
+        "sub with a trailing newline": pool.sign(id_claims(now, sub="p-a\n")),
+        "padded signature": f"{pool.sign(id_claims(now))}==",
+        "RS384 by the pool's key": jwt.encode(
+            id_claims(now), key.private, algorithm="RS384", headers={"kid": key.kid}
+        ),
         "garbage": "garbage",
         "empty": "",
         "the old home-made form": "v1." + b64(b'{"sub":"eve","exp":9999999999}') + ".sig",
@@ -120,6 +145,9 @@ BAD = (
     "alg none",
     "HS256 confusion",
     "sub names the house",
+    "sub with a trailing newline",
+    "padded signature",
+    "RS384 by the pool's key",
     "garbage",
     "empty",
     "the old home-made form",

@@ -16,6 +16,7 @@ from local.issuer import LocalIssuer, SigningKey
 from services.common.auth import (
     LEEWAY_SECONDS,
     MAX_KEY_AGE_SECONDS,
+    MAX_LIFETIME_SECONDS,
     MAX_TOKEN_CHARS,
     REFRESH_SECONDS,
     ExpiredToken,
@@ -24,6 +25,7 @@ from services.common.auth import (
     Issuer,
     TokenVerifier,
 )
+from services.common.identities import MAX_SUBJECT, player_id_of
 from tests import cognito
 from tests.cognito import (
     CLIENT,
@@ -93,6 +95,19 @@ def test_the_display_name_prefers_the_players_chosen_name(
     assert verifier.verify(pool.sign(nameless)).name == "Player"
 
 
+@pytest.mark.parametrize(
+    "subject", ["auth0|abc", "user=42", "bot-x", "google-oauth2|" + "1" * (MAX_SUBJECT - 14)]
+)
+def test_every_subject_connects_as_the_player_it_maps_to(
+    verifier: TokenVerifier, pool: LocalIssuer, clock: FakeClock, subject: str
+) -> None:
+    """Auth0's ``auth0|…``, a ``user=42``, a subject of 255 characters: each is a player,
+    under the one id the ledger API books for too (``services.common.identities``)."""
+    identity = verifier.verify(pool.sign(id_claims(clock, sub=subject)))
+    assert identity == Identity(player_id_of(subject) or "", "ann")
+    assert len(identity.player_id) <= 64 and ":" not in identity.player_id
+
+
 def test_a_generic_issuer_checks_aud_and_needs_no_token_use(clock: FakeClock) -> None:
     issuer = LocalIssuer("https://id.rummy.example/realms/players", audience="canasta").serve()
     try:
@@ -120,6 +135,15 @@ def test_a_token_is_valid_until_its_expiry_plus_the_leeway(
         verifier.verify(token)
 
 
+def test_a_token_may_live_the_longest_lifetime_and_not_a_second_more(
+    verifier: TokenVerifier, pool: LocalIssuer, clock: FakeClock
+) -> None:
+    """Cognito's longest token lives a day: an ``exp`` further ahead is no real token."""
+    furthest = int(clock.now()) + MAX_LIFETIME_SECONDS
+    assert verifier.verify(pool.sign(id_claims(clock, exp=furthest))).player_id == SUB
+    refused(verifier, pool.sign(id_claims(clock, exp=furthest + 1)))
+
+
 # --- what is refused --------------------------------------------------------------------
 
 
@@ -143,7 +167,9 @@ def test_a_token_is_valid_until_its_expiry_plus_the_leeway(
         ("no sub", {"sub": None}),
         ("sub a number", {"sub": 42}),
         ("sub empty", {"sub": ""}),
-        ("sub too long", {"sub": "p" * 65}),
+        ("sub longer than a subject", {"sub": "p" * (MAX_SUBJECT + 1)}),
+        ("sub with a trailing newline", {"sub": "p-a\n"}),
+        ("sub a host's bot", {"sub": "bot:KQ7M2X-2"}),
         ("sub a ledger account", {"sub": "house:bots"}),
         ("sub with a space", {"sub": "ann smith"}),
     ],
@@ -211,8 +237,51 @@ def test_alg_none_and_hs256_with_the_public_key_are_refused(
     payload = json.dumps(id_claims(clock))
     refused(verifier, unsigned({"alg": "none", "kid": kid}, payload))
     refused(verifier, unsigned({"alg": "RS256", "kid": kid}, payload))
-    for alg in ("HS256", "RS384", "PS256"):
+    for alg in ("HS256", "HS384", "HS512"):
         refused(verifier, public_key_as_secret(pool, payload, alg))
+
+
+@pytest.mark.parametrize("alg", ["RS384", "RS512", "PS256"])
+def test_a_token_signed_by_the_issuers_key_with_another_algorithm_is_refused_unread(
+    pool: LocalIssuer, clock: FakeClock, alg: str
+) -> None:
+    """RS256 only, read from the header before any key is looked up: the issuer's own key
+    under another algorithm is no token of ours."""
+    import jwt
+
+    key = pool.keys[0]
+    token = jwt.encode(id_claims(clock), key.private, algorithm=alg, headers={"kid": key.kid})
+    assert jwt.get_unverified_header(token)["alg"] == alg
+    verifier = TokenVerifier(Issuer(pool.url, pool.audience, pool.jwks_url), clock.now)
+    fetched = pool.fetches
+    refused(verifier, token)
+    assert pool.fetches == fetched, "no key was looked up for it"
+    assert verifier.verify(pool.sign(id_claims(clock))).player_id == SUB
+
+
+def _padded(segment: str) -> str:
+    return segment + "=" * (-len(segment) % 4)
+
+
+def test_a_padded_token_is_refused_though_pyjwt_would_decode_it(
+    verifier: TokenVerifier, pool: LocalIssuer, clock: FakeClock
+) -> None:
+    """Canonical unpadded base64url only (RFC 7515): one token, one spelling. PyJWT accepts
+    ``=`` padding on any segment; the signature covers the first two as written."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    token = pool.sign(id_claims(clock))
+    header, payload, signature = token.split(".")
+    assert len(signature) % 4 and verifier.verify(token).player_id == SUB
+    refused(verifier, f"{header}.{payload}.{signature}==")
+    refused(verifier, f"{header}.{payload}.{_padded(signature)}")
+    key = pool.keys[0]
+    while len(payload) % 4 == 0:  # a payload that needs padding
+        payload = pool.sign(id_claims(clock, padding="x" * (len(payload) % 7))).split(".")[1]
+    signing_input = f"{_padded(header)}.{_padded(payload)}"
+    mac = key.private.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    refused(verifier, f"{signing_input}.{b64(mac)}")
 
 
 def test_a_token_without_a_known_kid_is_refused(

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.ledger import Balance, Ledger
+from services.common.identities import MAX_SUBJECT, host_bot_id, player_id_of
+from services.common.ledger import Balance, Ledger, escrow_account, match_account
 from services.common.memory_storage import MemoryStorage
 from services.common.records import shard_of
 from services.common.settings import LedgerClient
@@ -178,3 +179,44 @@ def test_an_uncovered_debit_books_nothing_and_its_key_stays_free(
     assert entries(ledger, "z2") == ["ENTRY#external:rummy:rummy-fund"]
     api.post("rummy", "z2", "rummy-more", 1, 0)
     assert api.post("rummy", "z2", "rummy-over-0", -401, 0) == Balance(0, 1)
+
+
+# --- whose account ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("subject", ["auth0|abc", "user=42", "bot-x", "u" * MAX_SUBJECT, "z7"])
+def test_a_subject_books_on_the_account_its_player_plays_with(
+    api: LedgerService, ledger: Ledger, subject: str
+) -> None:
+    """The other modes know a player by their token's ``sub``; the game by the player id it
+    maps to. A booking for the one is the other's balance."""
+    player_id = player_id_of(subject)
+    assert player_id is not None
+    assert api.post("rummy", subject, "rummy-open", 500, 1) == Balance(500, 1)
+    assert api.balance("rummy", subject) == Balance(500, 1)
+    assert ledger.balance(player_id) == Balance(500, 1)
+    assert entries(ledger, player_id) == ["ENTRY#external:rummy:rummy-open"]
+    assert api.post("rummy", subject, "rummy-open", 500, 1) == Balance(500, 1), "booked once"
+
+
+@pytest.mark.parametrize(
+    "account",
+    [
+        "house:support",
+        escrow_account("t-1"),
+        match_account("t-1"),
+        host_bot_id("KQ7M2X", 2),
+        "p-a\n",
+        "ann smith",
+        "-x",
+        "u" * (MAX_SUBJECT + 1),
+    ],
+)
+def test_what_no_token_could_name_is_not_a_players_account(
+    api: LedgerService, ledger: Ledger, account: str
+) -> None:
+    assert refusal(api, account, "rummy-internal", 100) == "not_a_player_account"
+    with pytest.raises(BookingRefused) as refused:
+        api.balance("rummy", account)
+    assert refused.value.code == "not_a_player_account"
+    assert ledger.balance(account) == Balance(0, 0) and entries(ledger, account) == []

@@ -12,6 +12,7 @@ import pytest
 
 from services.common import constants
 from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
+from services.common.identities import host_bot_id, player_id_of
 from services.common.ledger import Balance, Ledger, Posting, escrow_account
 from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
@@ -414,18 +415,19 @@ def test_an_arena_table_moves_the_stakes_to_escrow_in_the_same_transaction(w: Wo
     assert table is not None and (table.mode, table.stake) == (MatchMode.ARENA, 500)
 
 
-def test_a_bot_that_queued_like_a_person_makes_the_table_practice(w: World) -> None:
-    """MATCH-3: a seat played by a bot from the start (the local stack's queue fillers
-    queue as players do) makes the match practice: the seat says bot, no stake moves."""
-    players = ["p1", "bot-filler1", "p3", "p4"]
+def test_whoever_queues_is_a_player_whatever_their_id(w: World) -> None:
+    """MATCH-3, MATCH-4: a queue entry comes from a connection with a verified token, so its
+    seat is a player's, even under an id that reads like a bot's (a provider's ``bot-x``, the
+    local stack's fillers): no practice table, every stake held."""
+    players = ["p1", "bot-x", "p3", "bot-KQ7M2X-2"]
     table_id, booked = _arena_table(w, players)
-    assert not [sk for sk in booked if "escrow" in sk], "a practice table holds no stake"
-    assert {p: w.ledger.balance(p) for p in players} == dict.fromkeys(players, Balance(1000, 0))
+    assert {f"ENTRY#{table_id}:escrow:{seat}" for seat in (1, 2, 3, 4)} <= set(booked)
+    assert {p: w.ledger.balance(p) for p in players} == dict.fromkeys(players, Balance(500, 0))
     table = w.store.get_table(table_id)
     assert table is not None
-    assert [table.seats[s].bot for s in (1, 2, 3, 4)] == [False, True, False, False]
+    assert [table.seats[s].bot for s in (1, 2, 3, 4)] == [False] * 4
     (formed,) = w.store.table_outbox(table_id)
-    assert formed.detail["seats"]["2"]["bot"] is True
+    assert [formed.detail["seats"][s]["bot"] for s in "1234"] == [False] * 4
 
 
 def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) -> None:
@@ -643,6 +645,19 @@ def test_the_hosts_level_is_stored_on_every_bot_seat_and_in_table_formed(w: Worl
     assert formed.detail_type == "TableFormed"
     levels = {s: p.get("level") for s, p in formed.detail["seats"].items()}
     assert levels == {"1": None, "2": "hard", "3": "hard", "4": "hard"}
+
+
+def test_a_hosts_bots_sit_under_ids_no_token_can_name(w: World) -> None:
+    """The bot seats are known by ``bot``, and their ids lie outside every player id, so a
+    player whose subject is spelled like one is not seated there (MATCH-3)."""
+    code = _lobby_of(w, "h4")
+    w.service.receive(("h4", "H4"), "c-h4", '{"action": "fill_bots"}')
+    table = w.store.get_table(str(w.player("h4").table_id))
+    assert table is not None
+    bots = [p.player_id for p in table.seats.values() if p.bot]
+    assert bots == [host_bot_id(code, seat) for seat in (2, 3, 4)]
+    assert [player_id_of(bot) for bot in bots] == [None] * 3
+    assert table.seat_of(f"bot-{code}-2") is None
 
 
 def test_fill_bots_defaults_to_normal(w: World) -> None:

@@ -311,6 +311,13 @@ test("a friends table plays again with the same four: the offer, taking it, its 
   assert.deepEqual(S.playAgainMessage(state, { mode: "one_round", variant: "twos-meld" }), { action: "queue", mode: "one_round", variant: "twos-meld" }, "a rematch is never replayed for another table");
 });
 
+test("the host is who the server says the lobby's receiver is, whatever the token's sub", () => {
+  const lobby = { type: "lobby", code: "W4HN7P", mode: "one_round", variant: "twos-meld", seats: {}, status: "forming" };
+  const hashed = "sub=yxiju5ywgmzoq7gwp5h55qebmbyfvgttsqfzurmrws3pds2tuyoq";
+  assert.equal(S.hosting({ ...lobby, host: hashed, you: hashed }), true, "signed in as auth0|abc");
+  assert.equal(S.hosting({ ...lobby, host: "p3", you: hashed }), false);
+});
+
 test("play again starts what the player started, else the same length and variant", () => {
   const state = atTable();
   const match = { mode: "arena", variant: "classic", stake: 500 };

@@ -265,8 +265,8 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                     **lobby,
                     "seats": {
                         **lobby["seats"],
-                        "2": {"player_id": "bot-KQ7M2X-2", "name": "Bot 2", "bot": True},
-                        "4": {"player_id": "bot-KQ7M2X-4", "name": "Bot 4", "bot": True},
+                        "2": {"player_id": "bot:KQ7M2X-2", "name": "Bot 2", "bot": True},
+                        "4": {"player_id": "bot:KQ7M2X-4", "name": "Bot 4", "bot": True},
                     },
                     "status": "started",
                     "table_id": "f-KQ7M2X-3b9e0c1d",
@@ -281,9 +281,9 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                     "you": EXAMPLE_PLAYERS[3].player_id,
                     "seats": {
                         **lobby["seats"],
-                        "2": {"player_id": "bot-KQ7M2X-2", "name": "Bot 2", "bot": True},
+                        "2": {"player_id": "bot:KQ7M2X-2", "name": "Bot 2", "bot": True},
                         "3": None,
-                        "4": {"player_id": "bot-KQ7M2X-4", "name": "Bot 4", "bot": True},
+                        "4": {"player_id": "bot:KQ7M2X-4", "name": "Bot 4", "bot": True},
                     },
                     "rematch_of": "f-KQ7M2X-3b9e0c1d",
                     "awaiting": {"3": EXAMPLE_PLAYERS[3].model_dump(mode="json")},

@@ -1,7 +1,7 @@
 // The header, the connection banners, the sign-in form and the lobby, drawn from the state.
 
 import { fmtNum, t } from "../i18n.js";
-import { hostName } from "../state.js";
+import { hostName, hosting } from "../state.js";
 import { $, clock, h, show } from "./dom.js";
 
 const DEFAULT_STAKES = [100, 500, 1000];
@@ -72,14 +72,14 @@ export function renderLobby(state, config) {
       queued.mode === "arena" ? t("lobby.queuedArena", { stake: queued.stake, variant }) : t("lobby.queuedDetail", { mode: t(`mode.${queued.mode}`), variant });
     renderQueueClock(state, Date.now() / 1000);
   }
-  if (lobby) renderFriendsLobby(state, lobby);
+  if (lobby) renderFriendsLobby(lobby);
 }
 
-function renderFriendsLobby(state, lobby) {
+function renderFriendsLobby(lobby) {
   $("invite-code").textContent = lobby.code;
   $("friends-lobby-detail").textContent = t("lobby.queuedDetail", { mode: t(`mode.${lobby.mode}`), variant: t(`variant.${lobby.variant}`) });
-  const me = state.player.id;
-  const isHost = !me || lobby.host === me;
+  const me = lobby.you;
+  const isHost = hosting(lobby);
   const items = ["1", "2", "3", "4"].map((seat) => {
     const awaited = (lobby.awaiting || {})[seat];
     const player = lobby.seats[seat];
