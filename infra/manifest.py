@@ -75,6 +75,8 @@ class FunctionSpec:
     """events:PutEvents on the stage's bus."""
     pushes: bool = False
     """execute-api:ManageConnections on the stage's connections (post to clients)."""
+    closes_connections: bool = False
+    """execute-api:ManageConnections ``DELETE`` on the stage's connections (``kick``)."""
     schedules_timers: bool = False
     """Arms turn timers: delayed messages to the timer queue (sqs:SendMessage) and, for far
     deadlines, schedules (scheduler:CreateSchedule and iam:PassRole of the scheduler role)."""
@@ -88,6 +90,10 @@ class FunctionSpec:
     external_api: bool = False
     """Invoked directly by the platform's other modes: its ARN is a stack output and export,
     and a managed policy allows ``lambda:InvokeFunction`` on it."""
+    function_url: bool = False
+    """Invoked through its function URL (AuthType ``AWS_IAM``: each request signed by the
+    caller, who is named to the handler as AWS authenticated them): the URL is a stack
+    output, and the operators' act policy may invoke it (``policies.operator_grants``)."""
     memory_mb: int = 256
     timeout_seconds: int = 10
     max_concurrency: int | None = None
@@ -299,6 +305,32 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         tables={constants.LEDGER: (GET, PUT, UPDATE)},
         external_api=True,
     ),
+    "ops": FunctionSpec(
+        handler="services.ops.handler.url",
+        service="ops",
+        description="The operators' void, close, credit and kick: planned, done once, audited",
+        tables={
+            # ``close`` and a played match's ``void``: the table at the version read and
+            # its create-only CLOSED item (TableAborted in its outbox), one transaction;
+            # the seats found gone when they are shown the ended table.
+            constants.GAMES: (GET, PUT, UPDATE),
+            # ``void`` reads the match's entries, ``credit`` the player's; both book
+            # create-only entries and their balances (with the close, for a played match).
+            constants.LEDGER: (GET, QUERY, PUT, UPDATE),
+            # ``credit`` books only for a player who exists.
+            constants.PLAYERS: (GET,),
+            # ``kick`` names whose connection it closes.
+            constants.CONNECTIONS: (GET,),
+            # The only writer of the audit: each record and its action id's marker,
+            # create-only (no update, no delete); a repeated id reads what it recorded.
+            constants.AUDIT: (GET, PUT),
+        },
+        # ``close`` shows the seats the ended table; ``kick`` closes a connection.
+        pushes=True,
+        closes_connections=True,
+        function_url=True,
+        timeout_seconds=30,
+    ),
 }
 """Function key → spec; the key names the function (``<stage>-canasta-<key>``)."""
 
@@ -356,6 +388,12 @@ def stream_handler() -> str:
     """The handler the games table's stream invokes (the outbox relay)."""
     (handler,) = [spec.handler for spec in FUNCTIONS.values() if spec.stream == constants.GAMES]
     return handler
+
+
+def operator_function() -> str:
+    """The key of the function the operators' console acts through (its function URL)."""
+    (key,) = [key for key, spec in FUNCTIONS.items() if spec.function_url]
+    return key
 
 
 def handler_modules() -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from infra.manifest import FunctionSpec
+from infra.manifest import FunctionSpec, operator_function
 from services.common import constants
 from services.common.constants import TableSpec
 
@@ -39,12 +39,15 @@ class Kind(Enum):
     """The stage's CloudFormation stack (its outputs name everything else)."""
     CLOSE_CONNECTIONS = "close-connections"
     """``DELETE`` on every ``@connections`` of the stage: closing a player's socket."""
+    FUNCTION = "function"
+    """One function of the stage (``Resource.function``: its manifest key)."""
 
 
 @dataclass(frozen=True)
 class Resource:
     kind: Kind
     table: TableSpec | None = None
+    function: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ def grants(spec: FunctionSpec) -> list[Grant]:
         found.append(Grant(TASK_RESPONSE, Resource(Kind.STATE_MACHINE)))
     if spec.pushes:
         found.append(Grant(("execute-api:ManageConnections",), Resource(Kind.CONNECTIONS)))
+    if spec.closes_connections:
+        found.append(Grant(("execute-api:ManageConnections",), Resource(Kind.CLOSE_CONNECTIONS)))
     if spec.schedules_timers:
         # Near deadlines are delayed messages, far ones schedules (DeadlineTurnTimers).
         found.append(Grant(("sqs:SendMessage",), Resource(Kind.TIMER_QUEUE)))
@@ -86,14 +91,19 @@ def grants(spec: FunctionSpec) -> list[Grant]:
 
 
 OPERATOR_READS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan")
+URL_AUTH = "lambda:FunctionUrlAuthType"
+VIA_URL = "lambda:InvokedViaFunctionUrl"
 
 
 def operator_grants(*, actions: bool) -> list[Grant]:
-    """The operators' console (``python -m ops``): what it reads, or what its actions write.
+    """The operators' console (``python -m ops``): what it reads, or the function it acts through.
 
     Two managed policies, so that support staff read by default and only those trusted
-    with ``void``, ``close``, ``credit`` and ``kick`` get the second. No grant deletes or
-    updates anything in the audit table: its records are only ever added.
+    with ``void``, ``close``, ``credit`` and ``kick`` get the second. Neither writes a
+    table: IAM cannot make a write create-only or capped, so the actions are the
+    operators' function's (``manifest.operator_function``), which alone writes the audit
+    and books through the ledger's rules; the act policy may only invoke it through its
+    function URL, as the caller AWS authenticates.
     """
     if not actions:
         found = [Grant(OPERATOR_READS, Resource(Kind.TABLE, spec)) for spec in constants.TABLES]
@@ -107,14 +117,10 @@ def operator_grants(*, actions: bool) -> list[Grant]:
         )
         found.append(Grant(("cloudformation:DescribeStacks",), Resource(Kind.STACK)))
         return found
+    function = Resource(Kind.FUNCTION, function=operator_function())
     return [
-        # ``close``: the table item at the version read, and the create-only ``CLOSED``
-        # item whose outbox carries TableAborted (the relay publishes inserts only).
-        Grant(("dynamodb:PutItem", "dynamodb:UpdateItem"), Resource(Kind.TABLE, constants.GAMES)),
-        # ``void`` and ``credit``: create-only entries and their balances, in one transaction.
-        Grant(("dynamodb:PutItem", "dynamodb:UpdateItem"), Resource(Kind.TABLE, constants.LEDGER)),
-        Grant(("dynamodb:PutItem",), Resource(Kind.TABLE, constants.AUDIT)),
-        # ``close`` shows the seated players the closed table; ``kick`` closes a socket.
-        Grant(("execute-api:ManageConnections",), Resource(Kind.CONNECTIONS)),
-        Grant(("execute-api:ManageConnections",), Resource(Kind.CLOSE_CONNECTIONS)),
+        # A function URL needs both since October 2025: the URL's own action, for an
+        # AWS_IAM URL only, and the invocation, only when it comes through the URL.
+        Grant(("lambda:InvokeFunctionUrl",), function, {"StringEquals": {URL_AUTH: "AWS_IAM"}}),
+        Grant(("lambda:InvokeFunction",), function, {"Bool": {VIA_URL: "true"}}),
     ]

@@ -60,5 +60,5 @@ class CanastaStack(Stack):
         self.functions = Functions(self.backbone, assets)
         self.backbone.websocket.add_routes(self.functions.by_key)
         Monitoring(self.backbone, self.functions.by_key)
-        operators = OperatorPolicies(self.backbone)
-        add_outputs(self.backbone, self.functions, operators)
+        self.operators = OperatorPolicies(self.backbone, self.functions)
+        add_outputs(self.backbone, self.functions, self.operators)

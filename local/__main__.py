@@ -26,7 +26,7 @@ from aiohttp import web
 from local.aws import LocalAws, start_moto
 from local.bots import BotFiller
 from local.console import Console, quiet_handler_logs
-from local.gateway import Gateway
+from local.gateway import OPERATOR_PATH, Gateway
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
 from services.common.dynamo_storage import DynamoStorage
@@ -102,6 +102,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
         on_queue=filler.on_queue if args.bots else None,
         fillers=filler.players,
         config={"turn_seconds": args.turn_seconds, "stakes": list(settings.arena_stakes)},
+        iam=aws.iam,
     )
     relay.target = gateway
     gateway.loop = asyncio.get_running_loop()
@@ -127,6 +128,8 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
                 f"  token issuer    {issuer.url} (its keys: {issuer.jwks_url})",
                 f"  embedded AWS    {moto_url} (moto: DynamoDB, EventBridge, SQS, Scheduler)",
                 f"  @connections    {aws.endpoint.url}",
+                f"  operators       http://{args.host}:{args.port}{OPERATOR_PATH} "
+                f"(python -m ops --local {moto_url} --gateway http://{args.host}:{args.port})",
                 f"  turn timer      {args.turn_seconds} s",
                 f"  bots            {'fill waiting queues' if args.bots else 'off'}",
                 "Press Ctrl-C to stop.",

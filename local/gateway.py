@@ -14,6 +14,13 @@
   sign-in's tokens are RS256 JWTs of ``local.issuer``, which the authorizer
   verifies against those keys, fetched over HTTP from this port as it would
   fetch Cognito's.
+- ``POST /operator/...`` is the operators' function URL (AuthType ``AWS_IAM``):
+  each request is authorized as AWS does, before the function runs, against the
+  role its signature's access key names (``local.iam``: ``lambda:InvokeFunctionUrl``
+  and ``lambda:InvokeFunction`` with their conditions), then the handler gets the
+  function URL event under its own role. There is no IAM authentication locally:
+  the signature itself is not checked, and the caller the handler is told of
+  (``userArn``) is the operator's name the console sends (``X-Canasta-Operator``).
 
 Handlers are synchronous (they are Lambda functions), so they run in worker
 threads, never on the event loop.
@@ -28,6 +35,7 @@ import hmac
 import json
 import re
 import secrets
+import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +45,7 @@ from aiohttp import WSMsgType, web
 
 from infra import manifest
 from local.dispatcher import LambdaContext, load, websocket_event
+from local.iam import ACCOUNT, IamEnforcer
 from local.issuer import DISCOVERY_PATH, JWKS_PATH, LocalIssuer
 from services.common.auth import Identity
 from services.common.tableviews import error_message
@@ -51,6 +60,11 @@ ROUTES: dict[str, str] = {
 AUTHORIZER = manifest.authorizer()
 CONNECT = _WEBSOCKET["$connect"]
 DISCONNECT = _WEBSOCKET["$disconnect"]
+OPERATOR = manifest.operator_function()
+OPERATOR_PATH = "/operator"
+"""Where the operators' function URL is served (its own paths below it)."""
+OPERATOR_HEADER = "X-Canasta-Operator"
+"""Locally, who the operator is (no IAM authenticates the caller here)."""
 WEB_ROOT = Path(__file__).resolve().parents[1] / "web"
 MESSAGE_LIMIT = 128 * 1024
 """API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
@@ -88,9 +102,11 @@ class Gateway:
         on_queue: Callable[[dict[str, Any]], None] | None = None,
         fillers: Collection[str] = (),
         config: dict[str, Any] | None = None,
+        iam: IamEnforcer | None = None,
     ) -> None:
         """``on_queue`` hears every ``queue`` frame but those of ``fillers``, the player ids of
-        the bots it sent: to the services those are players like any other."""
+        the bots it sent: to the services those are players like any other. ``iam``: the
+        enforcer that authorizes the operators' function URL, which is served only with it."""
         self._issuer = issuer
         self._routes = {route: load(path) for route, path in (routes or ROUTES).items()}
         self._authorize = load(AUTHORIZER)
@@ -121,6 +137,10 @@ class Gateway:
         )
         if WEB_ROOT.is_dir():
             self.app.router.add_static("/web/", WEB_ROOT)
+        self._iam = iam
+        if iam is not None:
+            self._operator = load(manifest.FUNCTIONS[OPERATOR].handler)
+            self.app.router.add_post(OPERATOR_PATH + "/{path:.*}", self._function_url)
 
     # --- @connections ------------------------------------------------------------
 
@@ -235,6 +255,31 @@ class Gateway:
             return secret
         return None
 
+    async def _function_url(self, request: web.Request) -> web.Response:
+        """The operators' function URL: authorized as AWS does, then the handler's answer."""
+        from botocore.exceptions import ClientError  # noqa: PLC0415
+
+        assert self._iam is not None
+        caller = access_key(request.headers.get("Authorization", ""))
+        try:
+            role = self._iam.check_url(caller, OPERATOR)
+        except ClientError as denied:
+            return web.json_response({"Message": denied.response["Error"]["Message"]}, status=403)
+        event = function_url_event(
+            request.method,
+            "/" + request.match_info["path"],
+            await request.text(),
+            headers=dict(request.headers),
+            caller=request.headers.get(OPERATOR_HEADER) or role.arn,
+            key=caller,
+        )
+        answer = await self._run(lambda: self._operator(event, LambdaContext(OPERATOR)))
+        return web.Response(
+            status=int(answer["statusCode"]),
+            text=str(answer.get("body") or ""),
+            headers={"Content-Type": "application/json"},
+        )
+
     # --- WebSocket ------------------------------------------------------------------
 
     async def _run(self, call: Callable[[], Any]) -> Any:
@@ -317,3 +362,52 @@ class Gateway:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def access_key(authorization: str) -> str:
+    """The access key a SigV4 ``Authorization`` header signs with (``Credential=KEY/...``)."""
+    found = re.search(r"Credential=([^/,\s]+)/", authorization)
+    return found.group(1) if found else ""
+
+
+def function_url_event(
+    method: str, path: str, body: str, *, headers: dict[str, str], caller: str, key: str
+) -> dict[str, Any]:
+    """A function URL's event (payload format 2.0) for a caller IAM authenticated."""
+    now = time.time()
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {name.lower(): value for name, value in headers.items()},
+        "requestContext": {
+            "accountId": ACCOUNT,
+            "apiId": "local",
+            "authorizer": {
+                "iam": {
+                    "accessKey": key,
+                    "accountId": ACCOUNT,
+                    "callerId": key,
+                    "userArn": caller,
+                    "userId": key,
+                }
+            },
+            "domainName": "127.0.0.1",
+            "domainPrefix": "local",
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "127.0.0.1",
+                "userAgent": headers.get("User-Agent", ""),
+            },
+            "requestId": secrets.token_hex(16),
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "timeEpoch": int(now * 1000),
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }

@@ -20,7 +20,11 @@ evaluates the calls itself, before they are sent:
   machine (a task token does not name it; there is only one);
 - a call nothing allows raises ``AccessDeniedException``, as AWS answers, and
   is recorded in ``denials``; a call this module cannot map is denied too, so
-  a new kind of call is modelled before it is trusted.
+  a new kind of call is modelled before it is trusted;
+- a request to the operators' function URL (the local gateway's) is authorized
+  for the operator's role its signature's access key names, as
+  ``lambda:InvokeFunctionUrl`` and ``lambda:InvokeFunction`` with their
+  conditions (``check_url``), before the function runs under its own role.
 
 Handlers run in the test process, so the role is the function's for the
 duration of its invocation: ``bind`` wraps each spec's entry point (the same
@@ -39,10 +43,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from infra.manifest import FUNCTIONS, FunctionSpec
-from infra.policies import Grant, Kind, Resource, grants, operator_grants
+from infra.policies import URL_AUTH, VIA_URL, Grant, Kind, Resource, grants, operator_grants
 
 ACCOUNT = "123456789012"
 """moto's default account: the one every local resource lives in."""
@@ -83,6 +87,8 @@ def _matches(pattern: str, value: str, *, case: bool) -> bool:
 
 
 def _condition(operator: str, values: Mapping[str, str], context: Mapping[str, str]) -> bool:
+    if operator == "Bool":
+        return all(context.get(key, "").lower() == value.lower() for key, value in values.items())
     if operator != "StringEquals":
         return False  # an operator this evaluator does not know never allows
     return all(context.get(key) == value for key, value in values.items())
@@ -126,6 +132,10 @@ class LocalArns:
     def connection(self, connection_id: str) -> str:
         return self._arn("execute-api", f"{API_ID}/{STAGE}/POST/@connections/{connection_id}")
 
+    def function(self, key: str) -> str:
+        """A function of the local stack, named by its manifest key."""
+        return self._arn("lambda", f"function:{key}")
+
     def schedule(self, group: str, name: str) -> str:
         return self._arn("scheduler", f"schedule/{group}/{name}")
 
@@ -158,6 +168,9 @@ class LocalArns:
             return self._arn("sqs", "canasta-*-dlq")
         if kind is Kind.STACK:
             return self._arn("cloudformation", "stack/canasta-local/*")
+        if kind is Kind.FUNCTION:
+            assert resource.function is not None
+            return self.function(resource.function)
         return self.scheduler_role
 
 
@@ -183,13 +196,28 @@ _CONNECTION_METHOD["DeleteConnection"] = "DELETE"
 _TASK_ANSWERS = {"SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat"}
 
 
+READ_ROLE = "operator-read"
+ACT_ROLE = "operator-act"
+OPERATOR_ROLES = {READ_ROLE: False, ACT_ROLE: True}
+"""The operators' roles by name, and whether each acts (the act role reads too). There is no
+IAM authentication locally: a request's access key names the role it is made as."""
+
+
 def operator_role(arns: LocalArns, *, actions: bool) -> Role:
     """The operators' console's role: the read policy, with the actions' one if asked."""
     found = operator_grants(actions=False) + (operator_grants(actions=True) if actions else [])
-    return Role(
-        "operator-act" if actions else "operator-read",
-        tuple(Statement(g.actions, arns.of(g.resource), g.conditions) for g in found),
-    )
+    (name,) = [name for name, acts in OPERATOR_ROLES.items() if acts is actions]
+    return Role(name, tuple(Statement(g.actions, arns.of(g.resource), g.conditions) for g in found))
+
+
+def url_calls(function: str, arns: LocalArns) -> list[Call]:
+    """What AWS authorizes for a request to a function's URL (AuthType ``AWS_IAM``): the
+    URL's own action and, since October 2025, the invocation through it."""
+    arn = arns.function(function)
+    return [
+        Call("lambda:InvokeFunctionUrl", arn, {URL_AUTH: "AWS_IAM"}),
+        Call("lambda:InvokeFunction", arn, {VIA_URL: "true"}),
+    ]
 
 
 @contextmanager
@@ -201,6 +229,11 @@ def acting_as(role: Role) -> Iterator[None]:
         yield
     finally:
         _CURRENT.reset(token)
+
+
+def acting() -> Role | None:
+    """The role the calls of this context are checked against, if any (``acting_as``)."""
+    return _CURRENT.get()
 
 
 class Unmodelled(Exception):
@@ -282,6 +315,23 @@ class IamEnforcer:
             requested = calls(service, operation, params, self.arns)
         except Unmodelled as exc:
             self._deny(current, operation, f"{exc} has no IAM model in local/iam.py")
+        self._authorize(current, operation, requested)
+
+    def check_url(self, caller: str, function: str) -> Role:
+        """A request to ``function``'s URL from ``caller`` (an operator role's name, as its
+        access key says): the caller's role if it may invoke it, as AWS checks it before the
+        function runs; an unknown caller is denied as AWS denies an unknown key."""
+        if caller not in OPERATOR_ROLES:
+            self._deny(
+                Role(caller or "anonymous", ()),
+                "InvokeFunctionUrl",
+                "The security token included in the request is invalid.",
+            )
+        current = operator_role(self.arns, actions=OPERATOR_ROLES[caller])
+        self._authorize(current, "InvokeFunctionUrl", url_calls(function, self.arns))
+        return current
+
+    def _authorize(self, current: Role, operation: str, requested: list[Call]) -> None:
         denied = current.denied(requested)
         if denied:
             self._deny(
@@ -303,7 +353,7 @@ class IamEnforcer:
         """Fail (a test) with every denial, each naming its function, action and resource."""
         assert not self.denials, "calls denied by IAM:\n" + "\n".join(self.denials)
 
-    def _deny(self, current: Role, operation: str, message: str) -> None:
+    def _deny(self, current: Role, operation: str, message: str) -> NoReturn:
         from botocore.exceptions import ClientError  # noqa: PLC0415
 
         with self._lock:

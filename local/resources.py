@@ -34,8 +34,7 @@ def table_names(settings: Settings) -> dict[str, str]:
         constants.PLAYERS.name: settings.players_table,
         constants.LEDGER.name: settings.ledger_table,
         constants.MATCHMAKING.name: settings.matchmaking_table,
-        # The operators' console writes it; no function reads it or has a setting for it.
-        constants.AUDIT.name: constants.AUDIT.name,
+        constants.AUDIT.name: settings.audit_table,
     }
 
 

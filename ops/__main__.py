@@ -1,15 +1,15 @@
 """``python -m ops``: the operators' console, against the local stack or a deployed stage.
 
-    python -m ops --local http://127.0.0.1:PORT [--connections URL] COMMAND ...
+    python -m ops --local http://127.0.0.1:MOTO [--gateway http://127.0.0.1:8080] COMMAND ...
     python -m ops --stack canasta-prod [--region R] [--profile P] COMMAND ...
 
 Commands: ``player NAME|ID``, ``match TABLE_ID [--as SEAT [N]] [--round R]``,
 ``stuck``, ``audit [--day YYYY-MM-DD]``, and the actions ``void TABLE_ID``, ``close
 TABLE_ID``, ``credit PLAYER --points N --jokers N``, ``kick CONNECTION``, each with
 ``--reason`` (required) and ``--yes`` (else the plan is shown and confirmed by typing
-``yes``). Output is for a person; ``--json`` prints JSON for scripts. Exit status: 0
-done, 1 refused or not found, 2 usage, 3 a mismatch in a replay or an action not
-confirmed.
+``yes``). Output is for a person; ``--json`` prints JSON for scripts. A refusal is one
+line, ``error: <code>: <message>``. Exit status: 0 done, 1 refused or not found, 2
+usage, 3 a mismatch in a replay or an action not confirmed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from ops.console import ActionRefused, Console, Plan
 from ops.stage import Stage
 
 MISMATCH = 3
+LOCAL_GATEWAY = "http://127.0.0.1:8080"
+"""Where ``python -m local`` serves by default (``make play``)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -32,7 +34,11 @@ def parser() -> argparse.ArgumentParser:
     where = top.add_mutually_exclusive_group(required=True)
     where.add_argument("--local", metavar="URL", help="the local stack's embedded AWS (moto)")
     where.add_argument("--stack", help="a deployed stage's CloudFormation stack name")
-    top.add_argument("--connections", help="@connections URL (local; read from the stack)")
+    top.add_argument(
+        "--gateway",
+        default=LOCAL_GATEWAY,
+        help="the local gateway, which serves the operators' function (local only)",
+    )
     top.add_argument("--region")
     top.add_argument("--profile")
     top.add_argument("--operator", help="your name in the audit trail (local only)")
@@ -71,7 +77,7 @@ def parser() -> argparse.ArgumentParser:
 
 def stage_of(args: argparse.Namespace) -> Stage:
     if args.local:
-        return Stage.local(args.local, args.connections, args.operator)
+        return Stage.local(args.local, args.gateway, args.operator)
     return Stage.deployed(args.stack, args.region, args.profile)
 
 
@@ -81,38 +87,73 @@ def main(
     ask: Callable[[str], str] = input,
     console: Console | None = None,
 ) -> int:
+    """Run one command; every refusal, whatever refused, is one line on stderr."""
     args = parser().parse_args(argv)
-    console = console or Console(stage_of(args))
+    try:
+        return run(args, console or Console(stage_of(args)), out, ask)
+    except Exception as exc:
+        refused = refusal_of(exc)
+        if refused is None:
+            raise
+        print(f"error: {refused.code}: {refused.message}", file=sys.stderr)
+        return 1
+
+
+def refusal_of(exc: Exception) -> ActionRefused | None:
+    """What an operator reads of a failure: the console's own refusal, or AWS's answer."""
+    from botocore.exceptions import (  # noqa: PLC0415
+        BotoCoreError,
+        ClientError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        NoRegionError,
+    )
+
+    if isinstance(exc, ActionRefused):
+        return exc
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", "aws_error"))
+        denied = "AccessDenied" in code or "UnauthorizedOperation" in code
+        return ActionRefused("access_denied" if denied else code, str(error.get("Message", exc)))
+    if isinstance(exc, NoCredentialsError):
+        return ActionRefused("no_credentials", "no AWS credentials: a profile, SSO or variables")
+    if isinstance(exc, NoRegionError):
+        return ActionRefused("no_region", "give --region (or a profile with one)")
+    if isinstance(exc, EndpointConnectionError):
+        return ActionRefused("unreachable", str(exc))
+    if isinstance(exc, BotoCoreError):
+        return ActionRefused("aws_error", str(exc))
+    return None
+
+
+def run(args: argparse.Namespace, console: Console, out: TextIO, ask: Callable[[str], str]) -> int:
     show = (
         (lambda data: print(json.dumps(data, indent=2, default=str), file=out))
         if args.json
         else None
     )
-    try:
-        if args.command == "player":
-            ids = console.find_players(args.query)
-            if not ids:
-                raise ActionRefused(f"no player with the id or name {args.query!r}")
-            reports = [console.player(pid) for pid in ids]
-            (show or (lambda r: print_players(r, out)))(reports)
-            return 0
-        if args.command == "match":
-            seat, after = seen_of(args.seen)
-            report = console.match(
-                args.table_id, seat=seat, after=after, round_number=args.round_number
-            )
-            (show or (lambda r: print_match(r, out)))(report)
-            return 0 if report["replay"]["verified"] else MISMATCH
-        if args.command == "stuck":
-            (show or (lambda r: print_stuck(r, out)))(console.stuck())
-            return 0
-        if args.command == "audit":
-            (show or (lambda r: print_audit(r, out)))(console.audit(args.day))
-            return 0
-        return act(console, args, out, ask, show)
-    except ActionRefused as exc:
-        print(f"refused: {exc}", file=sys.stderr)
-        return 1
+    if args.command == "player":
+        ids = console.find_players(args.query)
+        if not ids:
+            raise ActionRefused("no_player", f"no player with the id or name {args.query!r}")
+        reports = [console.player(pid) for pid in ids]
+        (show or (lambda r: print_players(r, out)))(reports)
+        return 0
+    if args.command == "match":
+        seat, after = seen_of(args.seen)
+        report = console.match(
+            args.table_id, seat=seat, after=after, round_number=args.round_number
+        )
+        (show or (lambda r: print_match(r, out)))(report)
+        return 0 if report["replay"]["verified"] else MISMATCH
+    if args.command == "stuck":
+        (show or (lambda r: print_stuck(r, out)))(console.stuck())
+        return 0
+    if args.command == "audit":
+        (show or (lambda r: print_audit(r, out)))(console.audit(args.day))
+        return 0
+    return act(console, args, out, ask, show)
 
 
 def seen_of(values: list[int] | None) -> tuple[int | None, int | None]:

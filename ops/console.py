@@ -1,59 +1,45 @@
-"""What the operators' console answers and does, whoever prints it.
+"""What the operators' console answers and asks for, whoever prints it.
 
 Reads: a player (balance, last matches and their ledger entries, where they are),
 a match (seats, rounds, every move, the replay's verdict, a seat's view after any
-move) and what is stuck (overdue turns, old tickets, dead letters). Actions:
-``void``, ``close``, ``credit`` and ``kick``; each one is planned first (the
-plan says what would change, for the operator to confirm), is idempotent (a
-second run finds it done and changes nothing) and is recorded in the
-append-only audit table, applied or not. Ledger changes are postings like any
-other: create-only entries beside their balances, never a deleted entry.
+move), what is stuck (overdue turns, old tickets, dead letters) and the audit.
+Actions (``void``, ``close``, ``credit``, ``kick``) are the operators' function's
+(``services/ops``): the console asks it for a plan (what would change, for the
+operator to confirm), then sends the confirmed plan to apply, once (a second run
+finds it done and changes nothing); the function records each in the append-only
+audit, applied or not. The console itself writes nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
+from ops.actions import ActionRefused, OperatorFunction
 from ops.replay import Verdict, rounds_of, seat_view, verify
 from ops.stage import Stage
 from services.common import constants
-from services.common.adapters import ApiGatewayPusher
-from services.common.afterwrite import AfterWrite
-from services.common.dynamo import error_code, query_all, s
+from services.common.dynamo import query_all, s
 from services.common.dynamo_storage import DynamoStorage, from_item
-from services.common.events import TableAborted
-from services.common.ledger import (
-    Balance,
-    Ledger,
-    Posting,
-    closing,
-    escrow_account,
-    match_account,
-)
+from services.common.ledger import Entry, Ledger
 from services.common.records import (
-    ClosedRecord,
+    AuditRecord,
     Connection,
-    Outbound,
     Player,
     QueueTicket,
     TableRecord,
     queue_of,
 )
 from services.common.store import GameStore
-from services.common.tableviews import ViewPusher
-from services.common.unit_of_work import AlreadyDone, Committed, Item, Short, TableKind
+from services.common.unit_of_work import Item, TableKind
 from shared_engine.match import TEAM_NAMES, winner_of
 
-SUPPORT_ACCOUNT = "house:support"
-"""Where support credits come from: every credit is a transfer, so the book stays zero-sum."""
 RECENT_MATCHES = 10
 STORED: dict[TableKind, constants.TableSpec] = {
     "games": constants.GAMES,
@@ -61,8 +47,9 @@ STORED: dict[TableKind, constants.TableSpec] = {
     "players": constants.PLAYERS,
     "connections": constants.CONNECTIONS,
     "matchmaking": constants.MATCHMAKING,
+    "audit": constants.AUDIT,
 }
-"""The tables the console reads and writes through the services' own records."""
+"""The tables the console reads through the services' own records."""
 TURN_GRACE_SECONDS = 120
 """A turn's timer fires within the minute after its deadline (EventBridge Scheduler); past
 this it is overdue, not late."""
@@ -70,47 +57,32 @@ TICKET_GRACE_SECONDS = 120
 
 
 @dataclass(frozen=True)
-class CreditLimit:
-    """The most one ``credit`` may move (either way): larger amounts go through the
-    ledger's own review, not the console."""
-
-    points: int = 10_000
-    jokers: int = 5
-
-
-class ActionRefused(Exception):
-    """The action cannot be done as asked; nothing was written (but the audit record)."""
-
-
-@dataclass
 class Plan:
-    """What an action would change; ``apply`` changes it (once)."""
+    """What an action would change, as the function planned it; ``carry_out`` applies it."""
 
-    action: Literal["void", "close", "credit", "kick"]
+    action: str
     target: str
     reason: str
     changes: dict[str, Any]
     done_before: bool
     """Nothing to do: a previous run did it (the plan then changes nothing)."""
-    apply: Callable[[], dict[str, Any]] = field(repr=False)
+    request: dict[str, Any]
+    """The action as asked: applied as it was planned."""
+    action_id: str
+    """The id this plan is applied under: applying it again repeats the first answer."""
 
 
 class Console:
-    def __init__(
-        self,
-        stage: Stage,
-        clock: Callable[[], float] = time.time,
-        credit_limit: CreditLimit | None = None,
-    ) -> None:
+    def __init__(self, stage: Stage, clock: Callable[[], float] = time.time) -> None:
         self._stage = stage
         self._db = stage.client("dynamodb")
         self._clock = clock
-        self._limit = credit_limit or CreditLimit()
         self._storage = DynamoStorage(
             self._db, {kind: stage.table(spec) for kind, spec in STORED.items()}
         )
         self._games = GameStore(self._storage)
         self._ledger = Ledger(self._storage)
+        self._function = OperatorFunction(stage)
 
     # --- reads -----------------------------------------------------------------------
 
@@ -132,7 +104,7 @@ class Console:
         """The account, where the player is now, and their last matches with the entries."""
         found = self._player(player_id)
         if found is None:
-            raise ActionRefused(f"no player {player_id!r}")
+            raise ActionRefused("no_player", f"no player {player_id!r}")
         balance = self._ledger.balance(player_id)
         entries = [_entry(e) for e in self._ledger.entries(player_id)]
         by_match: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -278,240 +250,77 @@ class Console:
     def audit(self, day: str | None = None) -> list[dict[str, Any]]:
         """The day's audit records (UTC), oldest first."""
         day = day or datetime.fromtimestamp(self._clock(), UTC).strftime("%Y-%m-%d")
-        items = query_all(
-            self._db,
-            TableName=self._stage.table(constants.AUDIT),
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": s(f"AUDIT#{day}")},
-            ConsistentRead=True,
-        )
-        fields = ("at", "operator", "action", "target", "reason", "outcome")
         return [
             {
-                **{name: str(record[name]) for name in fields},
-                "changes": json.loads(str(record["changes"])),
+                "at": record.stamp,
+                "operator": record.operator,
+                "action": record.action,
+                "target": record.target,
+                "reason": record.reason,
+                "outcome": record.outcome,
+                "changes": record.changes,
             }
-            for record in map(from_item, items)
+            for record in map(
+                AuditRecord.from_item, self._storage.query("audit", AuditRecord.day_pk(day))
+            )
         ]
 
     # --- actions -----------------------------------------------------------------------
 
     def plan_void(self, table_id: str, reason: str) -> Plan:
-        """Reverse every entry the match booked (stakes in escrow, a settlement, a payout,
-        a refund, a joker), each with a compensating entry; mark the match closed so no
-        later settlement or refund books; end it if it is still played."""
-        table = self._table(table_id)
-        accounts = [p.player_id for p in table.seats.values() if not p.bot]
-        accounts += [escrow_account(table_id), match_account(table_id)]
-        booked = [
-            (account, entry)
-            for account in accounts
-            for entry in map(_entry, self._ledger.entries(account))
-            if entry["match"] == table_id
-        ]
-        marker = f"{table_id}:void"
-        done = any(a == match_account(table_id) and e["key"] == marker for a, e in booked)
-        postings = [
-            Posting(
-                account,
-                f"void:{entry['key']}",
-                "void",
-                points=-entry["points"],
-                jokers=-entry["jokers"],
-                match=table_id,
-            )
-            for account, entry in booked
-            if entry["points"] or entry["jokers"]
-        ]
-        postings.append(Posting(match_account(table_id), marker, "void", match=table_id))
-        closed = any(
-            a == match_account(table_id) and e["key"] == f"{table_id}:closed" for a, e in booked
-        )
-        if not closed:
-            postings.append(closing(table_id, "void"))
-        changes: dict[str, int] = defaultdict(int)
-        for p in postings:
-            changes[p.account] += p.points
-        plan_changes = {
-            "points": {a: v for a, v in changes.items() if v},
-            "jokers": {p.account: -p.jokers for p in postings if p.jokers},
-            "reversed_entries": len([p for p in postings if p.key.startswith("void:")]),
-            "sum": sum(changes.values()),
-            "ends_the_match": table.status == "playing",
-        }
-
-        def apply() -> dict[str, Any]:
-            booked = self._ledger.book(postings, self._clock())
-            if isinstance(booked, AlreadyDone):
-                return {"outcome": "done before"}
-            if not isinstance(booked, Committed):
-                raise ActionRefused(f"the ledger refused: {booked}")
-            if table.status == "playing":
-                self._close(table, f"voided: {reason}")
-            return {"outcome": "applied"}
-
-        return Plan("void", table_id, reason, plan_changes, done, apply)
+        """Reverse every entry the match booked and close it in the ledger; end it if it is
+        still played."""
+        return self._plan({"action": "void", "table_id": table_id, "reason": reason})
 
     def plan_close(self, table_id: str, reason: str) -> Plan:
-        """End a table still played: TableAborted, as when every player left, so its arena
-        stakes are refunded and its players freed by the services that do so."""
-        table = self._table(table_id)
-        done = table.status != "playing"
-
-        def apply() -> dict[str, Any]:
-            current = self._table(table_id)
-            if current.status != "playing":
-                return {"outcome": "done before"}
-            self._close(current, reason)
-            return {"outcome": "applied"}
-
-        changes = {
-            "status": f"{table.status} -> aborted" if not done else table.status,
-            "players": [p.player_id for p in table.seats.values() if not p.bot],
-        }
-        return Plan("close", table_id, reason, changes, done, apply)
+        """End a table still played, at the version the plan read."""
+        return self._plan({"action": "close", "table_id": table_id, "reason": reason})
 
     def plan_credit(
         self, player_id: str, points: int, jokers: int, reason: str, key: str | None = None
     ) -> Plan:
-        """Move points or jokers between support's account and a player's, within the
-        limit; ``key`` (by default one made of the request) makes it happen once."""
-        if self._player(player_id) is None or ":" in player_id:
-            raise ActionRefused(f"{player_id!r} is not a player's account")
-        if not points and not jokers:
-            raise ActionRefused("nothing to credit: give --points or --jokers")
-        if abs(points) > self._limit.points or abs(jokers) > self._limit.jokers:
-            raise ActionRefused(
-                f"over the limit of {self._limit.points} points and {self._limit.jokers} "
-                "jokers per credit"
-            )
-        key = (
-            key
-            or hashlib.sha256(f"{player_id}|{points}|{jokers}|{reason}".encode()).hexdigest()[:16]
-        )
-        postings = [
-            Posting(
-                player_id,
-                f"credit:{key}",
-                "credit",
-                points=points,
-                jokers=jokers,
-                guarded=points < 0 or jokers < 0,
-            ),
-            Posting(
-                SUPPORT_ACCOUNT,
-                f"credit:{key}:{player_id}",
-                "credit",
-                points=-points,
-                jokers=-jokers,
-            ),
-        ]
-        done = any(
-            e["key"] == f"credit:{key}" for e in map(_entry, self._ledger.entries(player_id))
-        )
-
-        def apply() -> dict[str, Any]:
-            booked = self._ledger.book(postings, self._clock())
-            if isinstance(booked, AlreadyDone):
-                return {"outcome": "done before"}
-            if isinstance(booked, Short):
-                raise ActionRefused(
-                    f"the balance of {', '.join(booked.accounts)} does not cover it"
-                )
-            if not isinstance(booked, Committed):
-                raise ActionRefused(f"the ledger refused: {booked}")
-            balance = self._ledger.balance(player_id)
-            return {
-                "outcome": "applied",
-                "balance": {"points": balance.points, "jokers": balance.jokers},
-            }
-
-        changes = {"points": points, "jokers": jokers, "key": key, "from": SUPPORT_ACCOUNT}
-        return Plan("credit", player_id, reason, changes, done, apply)
+        """Move points or jokers between support's account and a player's, within the limit;
+        ``key`` (by default one made of the request) makes it happen once."""
+        request = {
+            "action": "credit",
+            "player_id": player_id,
+            "points": points,
+            "jokers": jokers,
+            "reason": reason,
+            **({"key": key} if key else {}),
+        }
+        return self._plan(request)
 
     def plan_kick(self, connection_id: str, reason: str) -> Plan:
         """Close a connection, as API Gateway does when it drops one: ``$disconnect`` runs."""
-        item = self._storage.get("connections", Connection.key_of(connection_id))
-        player = str(item["player_id"]) if item else None
-
-        def apply() -> dict[str, Any]:
-            try:
-                self._stage.connections().delete_connection(ConnectionId=connection_id)
-            except Exception as exc:
-                if error_code(exc) in ("GoneException", "410"):
-                    return {"outcome": "done before"}
-                raise
-            return {"outcome": "applied"}
-
-        return Plan("kick", connection_id, reason, {"player_id": player}, item is None, apply)
+        return self._plan({"action": "kick", "connection_id": connection_id, "reason": reason})
 
     def carry_out(self, plan: Plan) -> dict[str, Any]:
-        """Apply a confirmed plan and record it; the record is written whatever happens."""
-        if not plan.reason.strip():
-            raise ActionRefused("every action needs a --reason")
-        outcome: dict[str, Any]
-        try:
-            outcome = plan.apply()
-        except ActionRefused as exc:
-            outcome = {"outcome": "refused", "why": str(exc)}
-        self._record(plan, outcome)
-        if outcome["outcome"] == "refused":
-            raise ActionRefused(outcome["why"])
-        return {"action": plan.action, "target": plan.target, **outcome, "changes": plan.changes}
+        """Apply a confirmed plan, once: the function records it whatever happens, and a
+        repeat of this plan's request answers what was recorded."""
+        return self._function.call(
+            "/apply",
+            {"request": plan.request, "action_id": plan.action_id, "confirmed": plan.changes},
+        )
+
+    def _plan(self, request: dict[str, Any]) -> Plan:
+        planned = self._function.call("/plan", request)
+        return Plan(
+            action=planned["action"],
+            target=planned["target"],
+            reason=planned["reason"],
+            changes=planned["changes"],
+            done_before=planned["done_before"],
+            request=request,
+            action_id=uuid.uuid4().hex,
+        )
 
     # --- helpers ---------------------------------------------------------------------
-
-    def _close(self, table: TableRecord, reason: str) -> None:
-        aborted = TableAborted(
-            table_id=table.table_id,
-            mode=table.mode,
-            stake=table.stake,
-            seats={str(k): p for k, p in table.seats.items()},  # type: ignore[misc]
-            reason=f"closed by an operator: {reason}",
-        )
-        new = table.evolve(
-            status="aborted",
-            version=table.version + 1,
-            turn_deadline=None,
-            updated_at=self._clock(),
-        )
-        closed = ClosedRecord(
-            table_id=table.table_id,
-            operator=self._stage.operator,
-            reason=reason,
-            at=self._clock(),
-            outbox=(Outbound.of(aborted, emitter="ops"),),
-        )
-        if not isinstance(self._games.close_table(table, new, closed), Committed):
-            raise ActionRefused("the table changed meanwhile: look again and retry")
-        if self._stage.connections_url is not None:
-            # The services' own step after a write: views to the seats, gone seats freed.
-            views = ViewPusher(ApiGatewayPusher(self._stage.connections()))
-            AfterWrite(self._games, views, None)(new)
-
-    def _record(self, plan: Plan, outcome: dict[str, Any]) -> None:
-        now = self._clock()
-        stamp = datetime.fromtimestamp(now, UTC)
-        self._db.put_item(
-            TableName=self._stage.table(constants.AUDIT),
-            Item={
-                "pk": s(f"AUDIT#{stamp.strftime('%Y-%m-%d')}"),
-                "sk": s(f"{stamp.isoformat()}#{uuid.uuid4().hex[:12]}"),
-                "at": s(stamp.isoformat()),
-                "operator": s(self._stage.operator),
-                "action": s(plan.action),
-                "target": s(plan.target),
-                "reason": s(plan.reason),
-                "outcome": s(outcome["outcome"]),
-                "changes": s(json.dumps({**plan.changes, **outcome}, sort_keys=True, default=str)),
-            },
-            ConditionExpression="attribute_not_exists(pk)",
-        )
 
     def _table(self, table_id: str) -> TableRecord:
         table = self._games.get_table(table_id)
         if table is None:
-            raise ActionRefused(f"no table {table_id!r}")
+            raise ActionRefused("no_table", f"no table {table_id!r}")
         return table
 
     def _player(self, player_id: str) -> Player | None:
@@ -571,15 +380,15 @@ class Console:
 
 
 def _entry(item: Item) -> dict[str, Any]:
-    """A ledger entry as the console shows it (``Posting.entry`` wrote it)."""
-    match = item.get("match")
+    """A ledger entry as the console shows it."""
+    entry = Entry.from_item(item)
     return {
-        "key": str(item["sk"]).removeprefix("ENTRY#"),
-        "purpose": str(item.get("purpose", "")),
-        "points": int(item.get("points", 0)),
-        "jokers": int(item.get("jokers", 0)),
-        "match": str(match) if match is not None else None,
-        "at": float(item.get("at", 0)),
+        "key": entry.key,
+        "purpose": entry.purpose,
+        "points": entry.points,
+        "jokers": entry.jokers,
+        "match": entry.match,
+        "at": entry.at,
     }
 
 
@@ -635,4 +444,4 @@ def _table_of(body: str) -> str | None:
     return table if isinstance(table, str) else None
 
 
-__all__ = ["ActionRefused", "Balance", "Console", "CreditLimit", "Plan"]
+__all__ = ["ActionRefused", "Console", "Plan"]

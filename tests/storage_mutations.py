@@ -68,6 +68,21 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "a close's version (an operator's close, a played match's void)",
+        STORE,
+        "self._table_update(old, new)," + LINE + 'Put("games", closed.to_item()',
+        'Update("games", old.key, set=new.changing(), remove=("turn_deadline",)),'
+        + LINE
+        + 'Put("games", closed.to_item()',
+        ("test_a_close_at_an_old_version_conflicts_and_closes_nothing",),
+    ),
+    dropped(
+        "an action id's audit record, once",
+        "services/ops/audit.py",
+        'Put("audit", record.marker(), when=Absent(), refusal=AlreadyDone())',
+        "test_an_action_id_keeps_its_first_record_only",
+    ),
+    Mutation(
         "a deal's previous round",
         STORE,
         'Equals("round", new.round - 1),',

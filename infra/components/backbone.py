@@ -23,7 +23,6 @@ from infra.components.tables import table_variable
 from infra.components.websocket import WebSocket
 from infra.config import Config
 from infra.manifest import FunctionSpec
-from services.common import constants
 from services.common.constants import TableSpec
 
 
@@ -52,13 +51,7 @@ class Backbone:
             "CANASTA_EVENT_BUS": messaging.bus.event_bus_name,
         }
         # Every table name, so that a read the code adds fails on permissions, not on a name.
-        env.update(
-            {
-                table_variable(s): table.table_name
-                for s, table in self.tables.items()
-                if s in constants.SERVICE_TABLES
-            }
-        )
+        env.update({table_variable(s): table.table_name for s, table in self.tables.items()})
         if spec.pushes:
             env["CANASTA_WEBSOCKET_ENDPOINT"] = self.websocket.stage.callback_url
         if spec.schedules_timers:
@@ -113,6 +106,8 @@ class Backbone:
             return self.matchmaking.state_machine.state_machine_arn
         if kind is policies.Kind.CONNECTIONS:
             return self.websocket.connections_arn("POST")
+        if kind is policies.Kind.CLOSE_CONNECTIONS:
+            return self.websocket.connections_arn("DELETE")
         if kind is policies.Kind.TIMER_QUEUE:
             return self.messaging.timer_queue.queue_arn
         if kind is policies.Kind.SCHEDULES:
@@ -134,6 +129,4 @@ class Backbone:
             return [queue.queue_arn for queue in self.messaging.dead_letter_queues.values()]
         if kind is policies.Kind.STACK:
             return [self.stack.stack_id]
-        if kind is policies.Kind.CLOSE_CONNECTIONS:
-            return [self.websocket.connections_arn("DELETE")]
         return [self.resource_arn(resource)]

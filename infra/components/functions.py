@@ -35,6 +35,8 @@ class Functions:
         self._layer = dependency_layer(backbone.stack, assets)
         self.aliases: dict[str, ClientAlias] = {}
         """The ledger API's aliases, one per client of another mode (``client_aliases``)."""
+        self.urls: dict[str, lambda_.FunctionUrl] = {}
+        """The function URLs (AuthType ``AWS_IAM``) of the specs that have one."""
         self.by_key = {key: self._function(key, spec, code) for key, spec in FUNCTIONS.items()}
 
     def _function(self, key: str, spec: FunctionSpec, code: lambda_.Code) -> lambda_.Function:
@@ -78,6 +80,10 @@ class Functions:
         self._acknowledge_wildcards(role, spec)
         if spec.external_api:
             self.aliases.update(client_aliases(stack, config, key, function))
+        if spec.function_url:
+            self.urls[key] = function.add_function_url(
+                auth_type=lambda_.FunctionUrlAuthType.AWS_IAM
+            )
         if RUNTIME.name != latest_python().name:
             acknowledge(
                 function,
@@ -164,6 +170,14 @@ class Functions:
                     self._backbone.websocket.connections_finding("POST"),
                     "Posting to players needs every connection id of this API stage (they are "
                     "created at run time); the grant is POST on this stage's @connections only.",
+                )
+            )
+        if spec.closes_connections:
+            wildcards.append(
+                (
+                    self._backbone.websocket.connections_finding("DELETE"),
+                    "Closing a player's connection (kick) names a connection id made at run "
+                    "time; the grant is DELETE on this stage's @connections only.",
                 )
             )
         if spec.schedules_timers:

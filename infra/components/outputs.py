@@ -15,6 +15,7 @@ from infra.components.backbone import Backbone
 from infra.components.common import pascal, short_name
 from infra.components.functions import Functions
 from infra.components.operators import OperatorPolicies
+from infra.manifest import operator_function
 
 WEB_CONFIG_TEXT = (
     "Serve this as config.json beside the web client (web/README.md); "
@@ -41,6 +42,12 @@ def add_outputs(backbone: Backbone, functions: Functions, operators: OperatorPol
         "MatchmakingStateMachineArn",
         value=backbone.matchmaking.state_machine.state_machine_arn,
         description="One execution per matchmaking ticket",
+    )
+    CfnOutput(
+        stack,
+        "OperatorUrl",
+        value=functions.urls[operator_function()].url,
+        description="The operators' function URL (AWS_IAM): the console's actions, signed",
     )
     for key, policy in operators.by_key.items():
         CfnOutput(

@@ -12,7 +12,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from services.common.dynamo import error_code
@@ -61,16 +61,34 @@ class Pusher(Protocol):
         ...
 
 
+class Closer(Protocol):
+    def close(self, connection_id: str) -> bool:
+        """Close a connection as API Gateway drops one (``$disconnect`` runs); False if it
+        was gone already."""
+        ...
+
+
 class ApiGatewayPusher:
-    """Posts to the API Gateway management API (``@connections``)."""
+    """Posts to the API Gateway management API (``@connections``), and closes connections."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
 
     def send(self, connection_id: str, message: dict[str, Any]) -> bool:
         data = json.dumps(message, separators=(",", ":")).encode()
+        return self._gone_is_false(
+            lambda: self._client.post_to_connection(ConnectionId=connection_id, Data=data)
+        )
+
+    def close(self, connection_id: str) -> bool:
+        return self._gone_is_false(
+            lambda: self._client.delete_connection(ConnectionId=connection_id)
+        )
+
+    @staticmethod
+    def _gone_is_false(call: Callable[[], object]) -> bool:
         try:
-            self._client.post_to_connection(ConnectionId=connection_id, Data=data)
+            call()
         except Exception as exc:
             if error_code(exc) in ("GoneException", "410"):
                 return False

@@ -64,12 +64,12 @@ MATCHMAKING: Final = TableSpec(
 """Queue entries (``QUEUE#key``/``time#player``) and friends lobbies (``LOBBY#code``)."""
 
 AUDIT: Final = TableSpec(name="canasta-audit", partition_key="pk", sort_key="sk")
-"""The operators' actions (``AUDIT#day``/``time#id``), append-only: no function writes it,
-and the operators' policy allows no update or delete of it."""
+"""The operators' actions (``AUDIT#day``/``time#id``) and the action ids they were asked
+under (``ACTION#id``), append-only: only the operators' function writes it, create-only,
+and no role or policy may update or delete an item of it."""
 
-SERVICE_TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING)
-"""The tables the functions use (each named to them in a setting)."""
-TABLES: Final = (*SERVICE_TABLES, AUDIT)
+TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING, AUDIT)
+"""Every table; each is named to the functions in a setting."""
 
 EVENT_BUS: Final = "canasta-events"
 EVENT_SOURCE: Final = "canasta"

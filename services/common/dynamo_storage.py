@@ -141,6 +141,7 @@ class DynamoStorage:
                 "players": settings.players_table,
                 "connections": settings.connections_table,
                 "matchmaking": settings.matchmaking_table,
+                "audit": settings.audit_table,
             },
         )
 
@@ -155,6 +156,7 @@ class DynamoStorage:
                 "players": constants.PLAYERS.name,
                 "connections": constants.CONNECTIONS.name,
                 "matchmaking": constants.MATCHMAKING.name,
+                "audit": constants.AUDIT.name,
             },
         )
 

@@ -215,8 +215,9 @@ EMITTERS: dict[str, str] = {
 manifest's rules, grants and docs and every ``Outbound`` read it from here."""
 
 OPERATOR_EMITS: dict[str, str] = {"TableAborted": "ops"}
-"""What the operators' console publishes besides the services (``python -m ops close``
-ends a stuck table as if every player had left), under source ``canasta.<this>``."""
+"""What the operators' function (``services/ops``) publishes besides the services (an
+operator's ``close`` ends a stuck table as if every player had left), under source
+``canasta.<this>``."""
 
 
 def source_of(detail_type: str, emitter: str | None = None) -> str:

@@ -97,17 +97,43 @@ class Posting(Frozen):
     guarded: bool = False
     """A debit that must be covered by the balance (escrow, joker button)."""
 
+    @property
+    def entry_key(self) -> Key:
+        return {"pk": account_pk(self.account), "sk": f"ENTRY#{self.key}"}
+
     def entry(self, at: float) -> Item:
         """The entry's item (a ledger entry record)."""
         return {
-            "pk": account_pk(self.account),
-            "sk": f"ENTRY#{self.key}",
+            **self.entry_key,
             "points": self.points,
             "jokers": self.jokers,
             "purpose": self.purpose,
             "at": at,
             **({"match": self.match} if self.match else {}),
         }
+
+
+class Entry(Frozen):
+    """A booked entry as it is read back (``Posting.entry`` wrote it)."""
+
+    key: str
+    purpose: str
+    points: int
+    jokers: int
+    match: str | None
+    at: float
+
+    @classmethod
+    def from_item(cls, item: Item) -> Entry:
+        match = item.get("match")
+        return cls(
+            key=str(item["sk"]).removeprefix("ENTRY#"),
+            purpose=str(item.get("purpose", "")),
+            points=int(item.get("points", 0)),
+            jokers=int(item.get("jokers", 0)),
+            match=str(match) if match is not None else None,
+            at=float(item.get("at", 0)),
+        )
 
 
 class Balance(Frozen):
@@ -325,6 +351,13 @@ class Ledger:
 
     def entries(self, account: str) -> list[Item]:
         return self._storage.query("ledger", account_pk(account), prefix="ENTRY#")
+
+    def booked_entries(self, account: str) -> list[Entry]:
+        return [Entry.from_item(item) for item in self.entries(account)]
+
+    def has(self, posting: Posting) -> bool:
+        """Whether the posting's entry was booked (by whichever commit)."""
+        return self._storage.get("ledger", posting.entry_key) is not None
 
     def reconcile(self, account: str) -> tuple[Balance, Balance]:
         """(the stored balance, the sum of the entries): they must be equal."""

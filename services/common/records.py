@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
@@ -306,6 +307,80 @@ class ClosedRecord(Frozen):
             "at": self.at,
             **outbox(self.outbox),
         }
+
+
+# --- the audit ----------------------------------------------------------------------------
+
+
+class AuditRecord(Frozen):
+    """An operator's action as the audit keeps it: who (the caller as AWS authenticated
+    them), when, what, why and what came of it, written once under the action id the
+    console asked it with."""
+
+    action_id: str
+    at: float
+    operator: str
+    action: str
+    target: str
+    reason: str
+    outcome: str
+    """``applied``, ``done before`` or ``refused``."""
+    changes: dict[str, Any]
+    """What the plan said would change, and what the action's outcome added to it."""
+
+    @property
+    def stamp(self) -> str:
+        return datetime.fromtimestamp(self.at, UTC).isoformat()
+
+    @property
+    def key(self) -> Key:
+        return {"pk": f"AUDIT#{self.stamp[:10]}", "sk": f"{self.stamp}#{self.action_id}"}
+
+    @staticmethod
+    def day_pk(day: str) -> str:
+        """The partition of a UTC day's records (``YYYY-MM-DD``)."""
+        return f"AUDIT#{day}"
+
+    @staticmethod
+    def marker_key(action_id: str) -> Key:
+        """The item that holds an action id once: a repeat of the id finds its record."""
+        return {"pk": f"ACTION#{action_id}", "sk": "ACTION"}
+
+    def marker(self) -> Item:
+        key = self.key
+        return {**self.marker_key(self.action_id), "day": key["pk"], "record": key["sk"]}
+
+    @staticmethod
+    def recorded_key(marker: Item) -> Key:
+        """The key of the record an action id's marker names."""
+        return {"pk": _str(marker["day"]), "sk": _str(marker["record"])}
+
+    def to_item(self) -> Item:
+        return {
+            **self.key,
+            "action_id": self.action_id,
+            "at": self.stamp,
+            "operator": self.operator,
+            "action": self.action,
+            "target": self.target,
+            "reason": self.reason,
+            "outcome": self.outcome,
+            "changes": json.dumps(self.changes, sort_keys=True, default=str),
+        }
+
+    @classmethod
+    def from_item(cls, item: Item) -> AuditRecord:
+        return cls(
+            # Records of before action ids end their key with an id of their own.
+            action_id=_str(item.get("action_id", _str(item["sk"]).rpartition("#")[2])),
+            at=datetime.fromisoformat(_str(item["at"])).timestamp(),
+            operator=_str(item["operator"]),
+            action=_str(item["action"]),
+            target=_str(item["target"]),
+            reason=_str(item["reason"]),
+            outcome=_str(item["outcome"]),
+            changes=json.loads(_str(item["changes"])),
+        )
 
 
 class TableHistory(Frozen):

@@ -104,6 +104,7 @@ class Settings(BaseModel):
     players_table: str = constants.PLAYERS.name
     ledger_table: str = constants.LEDGER.name
     matchmaking_table: str = constants.MATCHMAKING.name
+    audit_table: str = constants.AUDIT.name
     event_bus: str = constants.EVENT_BUS
 
     websocket_endpoint: str | None = None
@@ -142,6 +143,10 @@ class Settings(BaseModel):
     welcome_points: int = 10_000
     welcome_jokers: int = 3
     """Granted once per account by the local sign-in; in production accounts exist already."""
+
+    operator_credit_points: int = Field(default=10_000, ge=0, le=MAX_BOOKING_POINTS)
+    """The most points an operator's ``credit`` may move, either way."""
+    operator_credit_jokers: int = Field(default=5, ge=0, le=MAX_BOOKING_JOKERS)
 
     ledger_clients: dict[LedgerClientName, LedgerClient] = {}
     """The ledger API's callers by the alias each invokes (JSON): no other caller may book."""

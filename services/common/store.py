@@ -171,13 +171,21 @@ class GameStore:
             ]
         )
 
-    def close_table(self, old: TableRecord, new: TableRecord, closed: ClosedRecord) -> Outcome:
-        """End a table from outside its game (an operator's ``close``), at the version
-        read: ``AlreadyDone`` if it was closed before, ``VersionConflict`` if it moved on."""
+    def close_table(
+        self,
+        old: TableRecord,
+        new: TableRecord,
+        closed: ClosedRecord,
+        postings: Sequence[Posting] = (),
+    ) -> Outcome:
+        """End a table from outside its game (an operator's ``close``, or ``void`` with the
+        reversal of its ``postings``), at the version read: ``AlreadyDone`` if it was closed
+        or its postings booked before, ``VersionConflict`` if it moved on."""
         return self._storage.commit(
             [
                 self._table_update(old, new),
                 Put("games", closed.to_item(), when=Absent(), refusal=AlreadyDone()),
+                *Ledger.writes(postings, closed.at),
             ]
         )
 

@@ -28,13 +28,14 @@ from services.common.frozen import Frozen, field
 Value = str | int | float | bool
 Item = dict[str, Value]
 Key = dict[str, Value]
-TableKind = Literal["games", "ledger", "players", "connections", "matchmaking"]
+TableKind = Literal["games", "ledger", "players", "connections", "matchmaking", "audit"]
 KEYS: Mapping[TableKind, tuple[str, ...]] = {
     "games": ("pk", "sk"),
     "ledger": ("pk", "sk"),
     "matchmaking": ("pk", "sk"),
     "players": ("player_id",),
     "connections": ("connection_id",),
+    "audit": ("pk", "sk"),
 }
 TRANSACTION_LIMIT = 100
 """Items one DynamoDB transaction may hold."""

@@ -14,11 +14,19 @@ from typing import Any
 
 import pytest
 
-from infra.manifest import FUNCTIONS
-from infra.policies import OPERATOR_READS, grants, operator_grants
+from infra.manifest import FUNCTIONS, GET, PUT, operator_function
+from infra.policies import grants, operator_grants
 from services.common import constants
 from tests.infra._support import HAVE_CDK, SKIP_REASON, Synthesis
-from tests.infra.test_stack import actions, function_statements
+from tests.infra.test_stack import (
+    actions,
+    function_id,
+    function_statements,
+    logical_ids,
+    of_type,
+    props,
+    table_id,
+)
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
@@ -107,9 +115,13 @@ def test_the_operators_policies_hold_exactly_what_the_local_stack_lets_the_conso
         )
     )
     rendered = {
-        (action, _canonical(stack.resolve(arn)), _canonical(None))
+        (
+            action,
+            _canonical(stack.resolve(arn)),
+            _canonical({op: dict(values) for op, values in g.conditions.items()} or None),
+        )
         for g in operator_grants(actions=actions)
-        for arn in stack.backbone.operator_resource_arns(g.resource)
+        for arn in stack.operators.resource_arns(g.resource)
         for action in g.actions
     }
     assert deployed == rendered
@@ -124,14 +136,54 @@ def test_the_operators_policies_hold_exactly_what_the_local_stack_lets_the_conso
             "sqs:ReceiveMessage",
             "cloudformation:DescribeStacks",
         }, "the read policy writes nothing"
-    # Nobody may rewrite or delete the audit trail: the console only adds to it.
-    audit = stack.resolve(stack.backbone.tables[constants.AUDIT].table_arn)
-    assert not {
-        a
-        for a, r, _ in deployed
-        if r == _canonical(audit) and a not in ("dynamodb:PutItem", *OPERATOR_READS)
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_the_act_policy_writes_no_table_and_only_invokes_the_operators_function_url(
+    synthesis: Synthesis, stage: str
+) -> None:
+    """IAM cannot require a condition expression, so a policy that may write a table may
+    overwrite an audit record or add points with no ledger entry: the act policy may only
+    invoke the operators' function, through its AWS_IAM URL (both grants a function URL
+    needs since October 2025), and that function alone writes."""
+    template = synthesis.templates[stage]
+    function = {"Fn::GetAtt": [function_id(template, stage, operator_function()), "Arn"]}
+    statements = _operator_statements(template, "Act")
+    assert sorted((actions(s), s["Resource"], s["Condition"]) for s in statements) == [
+        (["lambda:InvokeFunction"], function, {"Bool": {"lambda:InvokedViaFunctionUrl": "true"}}),
+        (
+            ["lambda:InvokeFunctionUrl"],
+            function,
+            {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+        ),
+    ]
+    (url,) = of_type(template, "AWS::Lambda::Url").values()
+    assert props(url)["AuthType"] == "AWS_IAM"
+    assert props(url)["TargetFunctionArn"] == function
+    assert logical_ids(template["Outputs"]["OperatorUrl"]["Value"]) <= set(
+        of_type(template, "AWS::Lambda::Url")
+    )
+
+
+@pytest.mark.parametrize("stage", ["dev", "prod"])
+def test_only_the_operators_function_writes_the_audit_and_only_adds_to_it(
+    synthesis: Synthesis, stage: str
+) -> None:
+    template = synthesis.templates[stage]
+    audit = table_id(template, stage, constants.AUDIT)
+    touching = {
+        key: {
+            a
+            for s in function_statements(template, stage, key)
+            for a in actions(s)
+            if audit in logical_ids(s["Resource"])
+        }
+        for key in FUNCTIONS
     }
-
-
-def test_no_function_touches_the_audit_table() -> None:
-    assert all(constants.AUDIT not in spec.tables for spec in FUNCTIONS.values())
+    assert {key: acts for key, acts in touching.items() if acts} == {
+        operator_function(): {"dynamodb:GetItem", "dynamodb:PutItem"}
+    }
+    assert {spec.tables.get(constants.AUDIT) for spec in FUNCTIONS.values()} == {
+        None,
+        (GET, PUT),
+    }

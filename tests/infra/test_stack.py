@@ -436,16 +436,22 @@ def test_websocket_stage_throttling_and_access_logs(template: dict[str, Any], st
 def test_pushers_may_post_to_this_stages_connections_only(
     template: dict[str, Any], stage: str
 ) -> None:
+    """Posting to players and closing their connections (``kick``) are apart: each on this
+    stage's ``@connections`` only, and only for the functions whose spec says so."""
     for key, spec in FUNCTIONS.items():
         grants = [
             s
             for s in function_statements(template, stage, key)
             if "execute-api:ManageConnections" in actions(s)
         ]
-        assert bool(grants) is spec.pushes, key
+        methods = {"POST"} if spec.pushes else set()
+        methods |= {"DELETE"} if spec.closes_connections else set()
+        assert len(grants) == len(methods), key
         for grant in grants:
             assert actions(grant) == ["execute-api:ManageConnections"]
-            assert grant["Resource"]["Fn::Join"][1][-1] == f"/{stage}/POST/@connections/*"
+        assert {g["Resource"]["Fn::Join"][1][-1] for g in grants} == {
+            f"/{stage}/{method}/@connections/*" for method in methods
+        }
 
 
 # --- events, queues, timers ------------------------------------------------------------

@@ -79,3 +79,18 @@ class RecordingPublisher:
 
     def of_type(self, detail_type: str) -> list[dict[str, Any]]:
         return [e.detail for e in self.published if e.detail_type == detail_type]
+
+
+class RecordingCloser:
+    """Closes the connections in ``open``; any other is gone, as API Gateway answers 410."""
+
+    def __init__(self, *open_connections: str) -> None:
+        self.open = set(open_connections)
+        self.closed: list[str] = []
+
+    def close(self, connection_id: str) -> bool:
+        if connection_id not in self.open:
+            return False
+        self.open.discard(connection_id)
+        self.closed.append(connection_id)
+        return True

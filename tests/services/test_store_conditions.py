@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from services.common import constants
 from services.common.events import SeatPlayer
 from services.common.ledger import (
     DAY_LIMIT,
@@ -25,6 +26,8 @@ from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.records import (
     SEATS,
+    AuditRecord,
+    ClosedRecord,
     Lobby,
     LogEntry,
     Player,
@@ -47,6 +50,7 @@ from services.common.unit_of_work import (
     Write,
 )
 from services.matchmaking.store import CODE_TAKEN, LobbyStore, PlayerStore, QueueStore
+from services.ops.audit import AuditTrail
 from shared_engine import MatchMode
 from tests.storage_mutations import MUTATIONS, Mutation, applies
 
@@ -120,6 +124,22 @@ def test_a_score_at_an_old_version_conflicts_and_scores_nothing(store: GameStore
     assert store.record_score(read, new, ScoreRecord("t1", 1, {"r": 1})) == VersionConflict()
     assert store.get_table("t1") == now
     assert store.score("t1", 1) is None
+
+
+def test_a_close_at_an_old_version_conflicts_and_closes_nothing(
+    store: GameStore, storage: MemoryStorage
+) -> None:
+    """An operator's close (or a played match's void) aborts the table at the version it
+    read: a move committed since makes it refuse, never abort over the move."""
+    now = stored(store, table(version=6))
+    read = table(version=5)
+    new = read.evolve(version=6, status="aborted")
+    closed = ClosedRecord(table_id="t1", operator="arn:aws:iam::1:user/ana", reason="r", at=1.0)
+    void = [Posting("p1", "void:t1:escrow:1", "void", points=100, match="t1")]
+    assert store.close_table(read, new, closed, void) == VersionConflict()
+    assert store.get_table("t1") == now
+    assert store.keys("t1", constants.CLOSED_SK) == []
+    assert Ledger(storage).balance("p1") == Balance(0, 0)
 
 
 def test_a_deal_follows_the_stored_round_whatever_was_read(store: GameStore) -> None:
@@ -507,6 +527,19 @@ def test_a_release_frees_the_player_from_that_table_only(
     assert players.player("p1").table_id == "t-new"
     players.release("p1", "t-new")
     assert players.player("p1").table_id is None
+
+
+def test_an_action_id_keeps_its_first_record_only(storage: MemoryStorage) -> None:
+    """The audit is create-only: a repeated action id (a retry, or a guess) neither
+    overwrites what was recorded under it nor adds a second record."""
+    trail = AuditTrail(storage)
+    first = AuditRecord("a" * 32, 1_800_000_000.0, "arn:ana", "void", "t1", "why", "applied", {})
+    again = AuditRecord("a" * 32, 1_800_000_001.0, "arn:eve", "void", "t1", "lie", "refused", {})
+    assert trail.record(first) == first
+    assert trail.record(again) == first
+    assert trail.recorded(first.action_id) == first
+    day = storage.query("audit", AuditRecord.day_pk(first.stamp[:10]))
+    assert list(map(AuditRecord.from_item, day)) == [first]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
