@@ -285,8 +285,14 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="MatchEnded and TableAborted: settle the match or refund the stakes",
         queue="ledger",
         consumes=("MatchEnded", "TableAborted"),
-        # Bookings are transactions of create-only entries and balance updates.
-        tables={constants.LEDGER: (PUT, UPDATE)},
+        tables={
+            # Bookings are transactions of create-only entries and balance updates.
+            constants.LEDGER: (PUT, UPDATE),
+            # What a match's end books is read from the table, never taken from the event:
+            # its item (ended or aborted, who sat, mode and stake) and its scored rounds
+            # (the totals after each, which the rules must end the match with).
+            constants.GAMES: (GET, QUERY),
+        },
         # LedgerSettled.
         publishes=True,
         timeout_seconds=30,
