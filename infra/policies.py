@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from infra.manifest import FunctionSpec
+from infra.manifest import FunctionSpec, emitted
 from services.common import constants
 from services.common.constants import TableSpec
 
@@ -47,11 +47,26 @@ class Resource:
     table: TableSpec | None = None
 
 
+ConditionValues = str | tuple[str, ...]
+"""One value of a condition key, or several (the key matches any of them)."""
+
+
 @dataclass(frozen=True)
 class Grant:
     actions: tuple[str, ...]
     resource: Resource
-    conditions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    conditions: Mapping[str, Mapping[str, ConditionValues]] = field(default_factory=dict)
+    """Operator → condition key → value(s), as a statement's ``Condition`` has them."""
+
+    def condition_block(self) -> dict[str, dict[str, str | list[str]]]:
+        """The statement's ``Condition`` in IAM's JSON (several values as a list)."""
+        return {
+            operator: {
+                key: list(value) if isinstance(value, tuple) else value
+                for key, value in values.items()
+            }
+            for operator, values in self.conditions.items()
+        }
 
 
 TASK_RESPONSE = ("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat")
@@ -63,8 +78,17 @@ def grants(spec: FunctionSpec) -> list[Grant]:
     found = [
         Grant(tuple(actions), Resource(Kind.TABLE, table)) for table, actions in spec.tables.items()
     ]
-    if spec.publishes:
-        found.append(Grant(("events:PutEvents",), Resource(Kind.BUS)))
+    # Each entry of a PutEvents call is authorized with its own source and detail-type
+    # (both single-valued keys): one statement per source, so that a function may put
+    # its own detail-types under its own source and no other pairing of the two.
+    found += [
+        Grant(
+            ("events:PutEvents",),
+            Resource(Kind.BUS),
+            {"StringEquals": {"events:source": source, "events:detail-type": detail_types}},
+        )
+        for source, detail_types in emitted(spec).items()
+    ]
     if spec.starts_tickets:
         found.append(Grant(("states:StartExecution",), Resource(Kind.STATE_MACHINE)))
     if spec.answers_tickets:

@@ -17,10 +17,14 @@ evaluates the calls itself, before they are sent:
   to a connection as ``execute-api:ManageConnections`` on
   ``<api>/<stage>/POST/@connections/<id>``, a schedule's target role as
   ``iam:PassRole`` with ``iam:PassedToService``, a task answer on the state
-  machine (a task token does not name it; there is only one);
+  machine (a task token does not name it; there is only one), each entry of a
+  ``PutEvents`` on its bus with its ``events:source`` and ``events:detail-type``;
 - a call nothing allows raises ``AccessDeniedException``, as AWS answers, and
   is recorded in ``denials``; a call this module cannot map is denied too, so
-  a new kind of call is modelled before it is trusted.
+  a new kind of call is modelled before it is trusted. (AWS fails only the
+  denied entries of a ``PutEvents``, ``NotAuthorizedForSourceException`` or
+  ``…DetailTypeException`` in the answer's entries; the publisher raises on
+  any failed entry, so denying the whole call changes nothing a handler does.)
 
 Handlers run in the test process, so the role is the function's for the
 duration of its invocation: ``bind`` wraps each spec's entry point (the same
@@ -42,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.manifest import FUNCTIONS, FunctionSpec
-from infra.policies import Grant, Kind, Resource, grants, operator_grants
+from infra.policies import ConditionValues, Grant, Kind, Resource, grants, operator_grants
 
 ACCOUNT = "123456789012"
 """moto's default account: the one every local resource lives in."""
@@ -51,6 +55,8 @@ API_ID = "local"
 """The local WebSocket API's id and stage, as the gateway puts them in its events."""
 STAGE = "local"
 PASSED_TO = "iam:PassedToService"
+EVENT_SOURCE = "events:source"
+EVENT_DETAIL_TYPE = "events:detail-type"
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class Call:
 class Statement:
     actions: tuple[str, ...]
     resource: str
-    conditions: Mapping[str, Mapping[str, str]]
+    conditions: Mapping[str, Mapping[str, ConditionValues]]
 
     def allows(self, call: Call) -> bool:
         return (
@@ -82,10 +88,19 @@ def _matches(pattern: str, value: str, *, case: bool) -> bool:
     return re.fullmatch(regex, value, 0 if case else re.IGNORECASE) is not None
 
 
-def _condition(operator: str, values: Mapping[str, str], context: Mapping[str, str]) -> bool:
+def _condition(
+    operator: str, values: Mapping[str, ConditionValues], context: Mapping[str, str]
+) -> bool:
+    """IAM's ``StringEquals``: each key the block names must be in the request's context
+    and equal one of its values; a key the request lacks does not match (condition keys
+    ignore case, their values do not)."""
     if operator != "StringEquals":
         return False  # an operator this evaluator does not know never allows
-    return all(context.get(key) == value for key, value in values.items())
+    present = {key.lower(): value for key, value in context.items()}
+    return all(
+        present.get(key.lower()) in ((wanted,) if isinstance(wanted, str) else wanted)
+        for key, wanted in values.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -216,8 +231,14 @@ def calls(service: str, operation: str, params: Mapping[str, Any], arns: LocalAr
         resource = arns.connection(params["ConnectionId"]).replace("/POST/", f"/{method}/")
         return [Call("execute-api:ManageConnections", resource)]
     if service == "events" and operation == "PutEvents":
-        buses = {e.get("EventBusName", "default") for e in params["Entries"]}
-        return [Call("events:PutEvents", arns.bus(b)) for b in sorted(buses)]
+        return [
+            Call(
+                "events:PutEvents",
+                arns.bus(entry.get("EventBusName", "default")),
+                {EVENT_SOURCE: entry["Source"], EVENT_DETAIL_TYPE: entry["DetailType"]},
+            )
+            for entry in params["Entries"]
+        ]
     if service == "scheduler" and operation == "CreateSchedule":
         group = params.get("GroupName", "default")
         return [
