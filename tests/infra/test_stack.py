@@ -55,7 +55,8 @@ MATCHMAKING_AND_LEDGER = {
     "ledger-events": (
         "services.ledger.handler.events",
         "ledger",
-        {constants.LEDGER: {PUT, UPDATE}},
+        # A match's end is booked from the ended table and its scores, never the event.
+        {constants.LEDGER: {PUT, UPDATE}, constants.GAMES: {GET, QUERY}},
     ),
     "ledger-api": ("services.ledger.handler.api", None, {constants.LEDGER: {GET, PUT, UPDATE}}),
 }
