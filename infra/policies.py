@@ -69,6 +69,9 @@ class Grant:
         }
 
 
+EVENT_SOURCE = "events:source"
+EVENT_DETAIL_TYPE = "events:detail-type"
+"""The condition keys of each entry of a PutEvents call."""
 TASK_RESPONSE = ("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat")
 """What CDK's ``grant_task_response`` grants; the service answers with success only."""
 
@@ -85,7 +88,7 @@ def grants(spec: FunctionSpec) -> list[Grant]:
         Grant(
             ("events:PutEvents",),
             Resource(Kind.BUS),
-            {"StringEquals": {"events:source": source, "events:detail-type": detail_types}},
+            {"StringEquals": {EVENT_SOURCE: source, EVENT_DETAIL_TYPE: detail_types}},
         )
         for source, detail_types in emitted(spec).items()
     ]

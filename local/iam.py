@@ -46,7 +46,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.manifest import FUNCTIONS, FunctionSpec
-from infra.policies import ConditionValues, Grant, Kind, Resource, grants, operator_grants
+from infra.policies import (
+    EVENT_DETAIL_TYPE,
+    EVENT_SOURCE,
+    ConditionValues,
+    Grant,
+    Kind,
+    Resource,
+    grants,
+    operator_grants,
+)
 
 ACCOUNT = "123456789012"
 """moto's default account: the one every local resource lives in."""
@@ -55,8 +64,6 @@ API_ID = "local"
 """The local WebSocket API's id and stage, as the gateway puts them in its events."""
 STAGE = "local"
 PASSED_TO = "iam:PassedToService"
-EVENT_SOURCE = "events:source"
-EVENT_DETAIL_TYPE = "events:detail-type"
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 from infra.manifest import FUNCTIONS, GET, PUT, UPDATE, emitted
+from infra.policies import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from local.aws import LocalAws, reset
 from local.dispatcher import LambdaContext
 from local.iam import (
     ACCOUNT,
-    EVENT_DETAIL_TYPE,
-    EVENT_SOURCE,
     Call,
     LocalArns,
     Unmodelled,
