@@ -199,6 +199,7 @@ def play_bookings(count: int) -> list[Invocation]:
     from services.common.dynamo_storage import DynamoStorage
     from services.common.ledger import Ledger
     from services.common.settings import LedgerClient
+    from services.common.store import GameStore
     from services.common.telemetry import RecordingTelemetry
     from services.ledger.app import LedgerService
 
@@ -209,12 +210,14 @@ def play_bookings(count: int) -> list[Invocation]:
         match = Match()
         with match.account():
             settings = match.settings
+            storage = DynamoStorage.of(match.client("dynamodb"), settings)
             service = LedgerService(
-                Ledger(DynamoStorage.of(match.client("dynamodb"), settings)),
+                Ledger(storage),
+                GameStore(storage),
                 EventBridgePublisher(match.client("events"), settings.event_bus),
                 SystemClock(),
                 RecordingTelemetry(),
-                {BOOKING_CLIENT: limits},
+                clients={BOOKING_CLIENT: limits},
             )
             start = len(match.meter.invocations)
             for number in range(count):

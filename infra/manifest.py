@@ -23,6 +23,8 @@ Adding to it:
 - a bus consumer: ``queue="<consumer>"`` and ``consumes=(detail-types...)``:
   its queue and the rule that feeds it follow, here and locally;
 - an event: its emitting service in ``services.common.events.EMITTERS`` (read here);
+  it leaves through an outbox (the relay puts it), or ``publishes=(detail-types...)``
+  on the function that puts it itself: either way its role may put only that;
 - table access: ``tables={constants.SOME_TABLE: (actions...)}``;
 - a state machine or another resource: a new capability flag here, and the
   grant that goes with it in ``infra/policies.py``.
@@ -40,7 +42,7 @@ from typing import Any
 
 from services.common import constants
 from services.common.constants import TableSpec
-from services.common.events import OPERATOR_EMITS, source_of
+from services.common.events import EMITTERS, OPERATOR_EMITS, source_of
 
 GET = "dynamodb:GetItem"
 PUT = "dynamodb:PutItem"
@@ -70,9 +72,11 @@ class FunctionSpec:
     """The detail-types a bus consumer's rule sends to its ``queue``: the handler's
     event-routing table routes exactly these."""
     stream: TableSpec | None = None
-    """A table whose stream (outbox items only) triggers the function."""
-    publishes: bool = False
-    """events:PutEvents on the stage's bus."""
+    """A table whose stream (outbox items only) triggers the function: the outbox relay,
+    which puts every event an outbox carries on the bus (``relayed``)."""
+    publishes: tuple[str, ...] = ()
+    """The detail-types it puts on the stage's bus itself (events:PutEvents), each under
+    its service's source only (``emitted``)."""
     pushes: bool = False
     """execute-api:ManageConnections on the stage's connections (post to clients)."""
     closes_connections: bool = False
@@ -134,7 +138,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             constants.PLAYERS: (UPDATE,),
             constants.GAMES: (GET, UPDATE),
         },
-        publishes=True,
+        publishes=("PlayerConnected",),
         # Tells the player's older connection (another tab) it was opened elsewhere.
         pushes=True,
     ),
@@ -148,7 +152,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             constants.PLAYERS: (UPDATE,),
             constants.GAMES: (UPDATE,),
         },
-        publishes=True,
+        publishes=("PlayerDisconnected",),
     ),
     "turn-ws": FunctionSpec(
         handler="services.turn.handler.websocket",
@@ -228,7 +232,6 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         service="relay",
         description="Outbox relay: publishes the events of newly written games items",
         stream=constants.GAMES,
-        publishes=True,
         timeout_seconds=30,
         # Keeps capacity for the relay whatever the other functions do: every event
         # of the game loop passes through it.
@@ -291,10 +294,15 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="MatchEnded and TableAborted: settle the match or refund the stakes",
         queue="ledger",
         consumes=("MatchEnded", "TableAborted"),
-        # Bookings are transactions of create-only entries and balance updates.
-        tables={constants.LEDGER: (PUT, UPDATE)},
-        # LedgerSettled.
-        publishes=True,
+        tables={
+            # Bookings are transactions of create-only entries and balance updates.
+            constants.LEDGER: (PUT, UPDATE),
+            # What a match's end books is read from the table, never taken from the event:
+            # its item (ended or aborted, who sat, mode and stake) and its scored rounds
+            # (the totals after each, which the rules must end the match with).
+            constants.GAMES: (GET, QUERY),
+        },
+        publishes=("LedgerSettled",),
         timeout_seconds=30,
         max_concurrency=5,
     ),
@@ -355,6 +363,38 @@ def consumer_pattern(consumer: str) -> dict[str, Any]:
             by_source.setdefault(operator, []).append(detail_type)
     branches = [{"source": [s], "detail-type": d} for s, d in by_source.items()]
     return branches[0] if len(branches) == 1 else {"$or": branches}
+
+
+def _direct(spec: FunctionSpec) -> list[tuple[str, str]]:
+    """(source, detail-type) of what the function puts itself: its service's own events."""
+    return [(source_of(detail_type, spec.service), detail_type) for detail_type in spec.publishes]
+
+
+def relayed() -> dict[str, tuple[str, ...]]:
+    """Source → the detail-types that leave through an outbox (the relay puts them): every
+    event of a service or of the operators' console (``OPERATOR_EMITS``) that no function
+    puts itself, under its emitter's source."""
+    direct = {pair for spec in FUNCTIONS.values() for pair in _direct(spec)}
+    every = [(source_of(d), d) for d in EMITTERS]
+    every += [(source_of(d, operator), d) for d, operator in OPERATOR_EMITS.items()]
+    by_source: dict[str, tuple[str, ...]] = {}
+    for source, detail_type in every:
+        if (source, detail_type) not in direct:
+            by_source[source] = (*by_source.get(source, ()), detail_type)
+    return by_source
+
+
+def emitted(spec: FunctionSpec) -> dict[str, tuple[str, ...]]:
+    """Source → the detail-types the function may put on the bus, and nothing else: its
+    own events under its service's source, or, for the outbox relay, every relayed one.
+
+    The role's ``events:PutEvents`` grants say exactly this (``infra/policies.py``), one
+    statement per source, so that no function puts an event under another's source.
+    """
+    if spec.stream is not None:
+        return relayed()
+    direct = _direct(spec)
+    return {source: tuple(d for s, d in direct if s == source) for source, _ in direct}
 
 
 def queue_names() -> dict[str, str]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from infra.manifest import FunctionSpec, operator_function
+from infra.manifest import FunctionSpec, emitted, operator_function
 from services.common import constants
 from services.common.constants import TableSpec
 
@@ -50,13 +50,31 @@ class Resource:
     function: str | None = None
 
 
+ConditionValues = str | tuple[str, ...]
+"""One value of a condition key, or several (the key matches any of them)."""
+
+
 @dataclass(frozen=True)
 class Grant:
     actions: tuple[str, ...]
     resource: Resource
-    conditions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    conditions: Mapping[str, Mapping[str, ConditionValues]] = field(default_factory=dict)
+    """Operator → condition key → value(s), as a statement's ``Condition`` has them."""
+
+    def condition_block(self) -> dict[str, dict[str, str | list[str]]]:
+        """The statement's ``Condition`` in IAM's JSON (several values as a list)."""
+        return {
+            operator: {
+                key: list(value) if isinstance(value, tuple) else value
+                for key, value in values.items()
+            }
+            for operator, values in self.conditions.items()
+        }
 
 
+EVENT_SOURCE = "events:source"
+EVENT_DETAIL_TYPE = "events:detail-type"
+"""The condition keys of each entry of a PutEvents call."""
 TASK_RESPONSE = ("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat")
 """What CDK's ``grant_task_response`` grants; the service answers with success only."""
 
@@ -66,8 +84,17 @@ def grants(spec: FunctionSpec) -> list[Grant]:
     found = [
         Grant(tuple(actions), Resource(Kind.TABLE, table)) for table, actions in spec.tables.items()
     ]
-    if spec.publishes:
-        found.append(Grant(("events:PutEvents",), Resource(Kind.BUS)))
+    # Each entry of a PutEvents call is authorized with its own source and detail-type
+    # (both single-valued keys): one statement per source, so that a function may put
+    # its own detail-types under its own source and no other pairing of the two.
+    found += [
+        Grant(
+            ("events:PutEvents",),
+            Resource(Kind.BUS),
+            {"StringEquals": {EVENT_SOURCE: source, EVENT_DETAIL_TYPE: detail_types}},
+        )
+        for source, detail_types in emitted(spec).items()
+    ]
     if spec.starts_tickets:
         found.append(Grant(("states:StartExecution",), Resource(Kind.STATE_MACHINE)))
     if spec.answers_tickets:

@@ -17,10 +17,14 @@ evaluates the calls itself, before they are sent:
   to a connection as ``execute-api:ManageConnections`` on
   ``<api>/<stage>/POST/@connections/<id>``, a schedule's target role as
   ``iam:PassRole`` with ``iam:PassedToService``, a task answer on the state
-  machine (a task token does not name it; there is only one);
+  machine (a task token does not name it; there is only one), each entry of a
+  ``PutEvents`` on its bus with its ``events:source`` and ``events:detail-type``;
 - a call nothing allows raises ``AccessDeniedException``, as AWS answers, and
   is recorded in ``denials``; a call this module cannot map is denied too, so
-  a new kind of call is modelled before it is trusted;
+  a new kind of call is modelled before it is trusted (AWS fails only the
+  denied entries of a ``PutEvents``, ``NotAuthorizedForSourceException`` or
+  ``…DetailTypeException`` in the answer's entries; the publisher raises on
+  any failed entry, so denying the whole call changes nothing a handler does);
 - a request to the operators' function URL (the local gateway's) is authorized
   for the operator's role its signature's access key names, as
   ``lambda:InvokeFunctionUrl`` and ``lambda:InvokeFunction`` with their
@@ -46,7 +50,18 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from infra.manifest import FUNCTIONS, FunctionSpec
-from infra.policies import URL_AUTH, VIA_URL, Grant, Kind, Resource, grants, operator_grants
+from infra.policies import (
+    EVENT_DETAIL_TYPE,
+    EVENT_SOURCE,
+    URL_AUTH,
+    VIA_URL,
+    ConditionValues,
+    Grant,
+    Kind,
+    Resource,
+    grants,
+    operator_grants,
+)
 
 ACCOUNT = "123456789012"
 """moto's default account: the one every local resource lives in."""
@@ -70,7 +85,7 @@ class Call:
 class Statement:
     actions: tuple[str, ...]
     resource: str
-    conditions: Mapping[str, Mapping[str, str]]
+    conditions: Mapping[str, Mapping[str, ConditionValues]]
 
     def allows(self, call: Call) -> bool:
         return (
@@ -86,12 +101,25 @@ def _matches(pattern: str, value: str, *, case: bool) -> bool:
     return re.fullmatch(regex, value, 0 if case else re.IGNORECASE) is not None
 
 
-def _condition(operator: str, values: Mapping[str, str], context: Mapping[str, str]) -> bool:
+def _condition(
+    operator: str, values: Mapping[str, ConditionValues], context: Mapping[str, str]
+) -> bool:
+    """IAM's ``StringEquals`` and ``Bool``: each key the block names must be in the
+    request's context and equal one of its values; a key the request lacks does not match
+    (condition keys ignore case; ``Bool``'s values too, ``StringEquals``' do not)."""
+    present = {key.lower(): value for key, value in context.items()}
+
+    def wanted(value: ConditionValues) -> tuple[str, ...]:
+        return (value,) if isinstance(value, str) else value
+
     if operator == "Bool":
-        return all(context.get(key, "").lower() == value.lower() for key, value in values.items())
+        return all(
+            present.get(key.lower(), "").lower() in {v.lower() for v in wanted(value)}
+            for key, value in values.items()
+        )
     if operator != "StringEquals":
         return False  # an operator this evaluator does not know never allows
-    return all(context.get(key) == value for key, value in values.items())
+    return all(present.get(key.lower()) in wanted(value) for key, value in values.items())
 
 
 @dataclass(frozen=True)
@@ -249,8 +277,14 @@ def calls(service: str, operation: str, params: Mapping[str, Any], arns: LocalAr
         resource = arns.connection(params["ConnectionId"]).replace("/POST/", f"/{method}/")
         return [Call("execute-api:ManageConnections", resource)]
     if service == "events" and operation == "PutEvents":
-        buses = {e.get("EventBusName", "default") for e in params["Entries"]}
-        return [Call("events:PutEvents", arns.bus(b)) for b in sorted(buses)]
+        return [
+            Call(
+                "events:PutEvents",
+                arns.bus(entry.get("EventBusName", "default")),
+                {EVENT_SOURCE: entry["Source"], EVENT_DETAIL_TYPE: entry["DetailType"]},
+            )
+            for entry in params["Entries"]
+        ]
     if service == "scheduler" and operation == "CreateSchedule":
         group = params.get("GroupName", "default")
         return [

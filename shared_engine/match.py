@@ -166,6 +166,24 @@ def decide_after_round(
     return MatchDecision(ended=False, winner=None, tie_break=due, abandoned=abandoned(seats))
 
 
+def winner_after(mode: MatchMode, totals_by_round: Sequence[tuple[int, int]]) -> int | None:
+    """MATCH-1, MATCH-2, MATCH-4: the winner of a match whose totals after each round
+    were ``totals_by_round``, if the rules end it with the last of those rounds and not
+    before; None if they end it earlier, later or not at all.
+
+    A settlement pays for the rounds the rules let a match run, never for a count
+    someone states: each round's decision is replayed as it was made after that round
+    (a tie when a winner is due adds a round, and in the 10,000 mode that round decides).
+    """
+    tie_break = False
+    for number, totals in enumerate(totals_by_round, start=1):
+        decision = decide_after_round(mode, totals, number, tie_break=tie_break)
+        if decision.ended:
+            return decision.winner if number == len(totals_by_round) else None
+        tie_break = decision.tie_break
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class SeatSettlement:
     """What a match moves on one seat's account, from the table's forming to its end."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
@@ -122,6 +123,32 @@ def test_the_console_may_end_a_table_as_the_score_service_does() -> None:
 def test_every_event_has_one_emitter() -> None:
     assert set(events.EMITTERS) == set(EVENT_TYPES)
     assert set(events.EMITTERS.values()) <= set(SERVICES)
+
+
+def test_every_event_is_put_on_the_bus_by_one_function_under_its_emitter_s_source() -> None:
+    """Directly (presence, ``LedgerSettled``) or from an outbox (the relay): either way by
+    exactly one function, whose ``events:PutEvents`` grants name it (infra/policies.py)."""
+    every = {(events.source_of(d), d) for d in events.EMITTERS}
+    every |= {(events.source_of(d, e), d) for d, e in events.OPERATOR_EMITS.items()}
+    put = [
+        (source, detail_type)
+        for spec in manifest.FUNCTIONS.values()
+        for source, detail_types in manifest.emitted(spec).items()
+        for detail_type in detail_types
+    ]
+    assert sorted(put) == sorted(every)
+    relayed = {d for types in manifest.relayed().values() for d in types}
+    assert relayed == set(events.EMITTERS) - {
+        "PlayerConnected",
+        "PlayerDisconnected",
+        "LedgerSettled",
+    }
+
+
+def test_a_function_may_publish_only_its_own_service_s_events() -> None:
+    spec = manifest.FUNCTIONS["ledger-events"]
+    with pytest.raises(ValueError, match="ledger does not emit MatchEnded"):
+        manifest.emitted(replace(spec, publishes=("MatchEnded",)))
 
 
 def test_the_local_stack_wires_what_the_manifest_lists() -> None:

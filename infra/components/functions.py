@@ -102,7 +102,7 @@ class Functions:
                 iam.PolicyStatement(
                     actions=list(grant.actions),
                     resources=[self._backbone.resource_arn(grant.resource)],
-                    conditions=dict(grant.conditions) or None,
+                    conditions=grant.condition_block() or None,
                 )
             )
 

@@ -288,6 +288,12 @@ class ScoreRecord(Frozen):
             outbox=tuple(outbox_events(item)),
         )
 
+    @property
+    def totals(self) -> tuple[int, int]:
+        """The match totals after this round, team A's and team B's (``RoundScored.totals``)."""
+        totals = self.result["totals"]
+        return _int(totals["A"]), _int(totals["B"])
+
 
 class ClosedRecord(Frozen):
     """A table an operator closed (``python -m ops close``): who, why, and the events its

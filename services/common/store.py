@@ -43,6 +43,9 @@ from services.common.unit_of_work import (
     all_of,
 )
 
+SCORES = "SCORE#"
+"""How the sort keys of a table's scored rounds start (``constants.score_sk``)."""
+
 
 class GameStore:
     """Tables, rounds, scores and logs in the games table."""
@@ -66,6 +69,13 @@ class GameStore:
         item = self._storage.get("games", table_key(table_id, constants.score_sk(round_number)))
         return ScoreRecord.from_item(item) if item else None
 
+    def scores(self, table_id: str) -> tuple[ScoreRecord, ...]:
+        """Every scored round of a table, in round order: the totals the match reached after
+        each, which is what its settlement is checked against (strongly consistent, as every
+        read of the storage: a score the relay announced is always seen)."""
+        items = self._storage.query("games", constants.table_pk(table_id), prefix=SCORES)
+        return tuple(map(ScoreRecord.from_item, items))
+
     def keys(self, table_id: str, prefix: str = "") -> list[str]:
         """The sort keys of the table's items that start with ``prefix``, in key order: which
         rounds, scores and log entries exist, and that nothing else does."""
@@ -88,7 +98,7 @@ class GameStore:
         return TableHistory(
             rounds=tuple(map(RoundRecord.from_item, of("ROUND#"))),
             logs=tuple(map(LogEntry.from_item, of("LOG#"))),
-            scores=tuple(map(ScoreRecord.from_item, of("SCORE#"))),
+            scores=tuple(map(ScoreRecord.from_item, of(SCORES))),
         )
 
     # --- writes -----------------------------------------------------------------

@@ -7,6 +7,12 @@ stakes from it (net: the stake), losers nothing (net: minus the stake); an
 aborted match refunds every stake. A match with a seat played by a bot from
 its start is practice (MATCH-3) and books nothing at all: no house account
 stands in for the bots, so playing against them cannot mint points.
+
+What a match's end books is what the games table holds, never what an event
+says: anyone allowed to put an event on the bus could otherwise mint points.
+``MatchEnded`` and ``TableAborted`` only name the table whose records are read
+(the relay publishes them after the write that ended the table, and every read
+is strongly consistent, so the records are always there for a genuine event).
 """
 
 from __future__ import annotations
@@ -33,12 +39,13 @@ from services.common.ledger import (
     closing,
     escrow_account,
 )
-from services.common.records import Outbound
+from services.common.records import Outbound, TableRecord
 from services.common.settings import LedgerClient
+from services.common.store import GameStore
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Committed, Short, VersionConflict
 from shared_engine import MatchMode
-from shared_engine.match import TEAM_NAMES, held_stake, settle_match
+from shared_engine.match import held_stake, settle_match, winner_after
 
 BOOKING_ATTEMPTS = 10
 """A booking retries when another on the same account commits between its read and its
@@ -54,53 +61,50 @@ class BookingRefused(Exception):
         self.message = message
 
 
-def settlement(event: MatchEnded) -> list[Posting]:
-    """The postings that settle a match; their keys are (match, player, purpose).
+def settlement(table: TableRecord, winner: int) -> list[Posting]:
+    """The postings that settle an ended table; their keys are (match, player, purpose).
 
-    The amounts are the engine's (``settle_match``); arena payouts come out of
-    the table's escrow, the other modes' settlements out of nowhere but the
-    losers' matching debits.
+    The amounts are the engine's (``settle_match``) for the rounds the table played;
+    arena payouts come out of the table's escrow, the other modes' settlements out of
+    nowhere but the losers' matching debits.
     """
-    amounts = settle_match(
-        event.mode, TEAM_NAMES.index(event.winner), event.rounds_played, event.stake
-    )
-    postings = [closing(event.table_id, "settlement")]
-    for seat_key, player in sorted(event.seats.items()):
-        seat = int(seat_key)
+    amounts = settle_match(table.mode, winner, table.round, table.stake)
+    postings = [closing(table.table_id, "settlement")]
+    for seat, player in sorted(table.seats.items()):
         paid = amounts[seat].paid
         account = player.player_id
-        if event.mode is MatchMode.ARENA:
+        if table.mode is MatchMode.ARENA:
             if paid > 0:
-                key = f"{event.table_id}:payout:{seat}"
-                postings.append(Posting(account, key, "payout", points=paid, match=event.table_id))
+                key = f"{table.table_id}:payout:{seat}"
+                postings.append(Posting(account, key, "payout", points=paid, match=table.table_id))
                 postings.append(
                     Posting(
-                        escrow_account(event.table_id),
+                        escrow_account(table.table_id),
                         key,
                         "payout",
                         points=-paid,
-                        match=event.table_id,
+                        match=table.table_id,
                     )
                 )
         else:
-            key = f"{event.table_id}:settlement:{seat}"
-            postings.append(Posting(account, key, "settlement", points=paid, match=event.table_id))
+            key = f"{table.table_id}:settlement:{seat}"
+            postings.append(Posting(account, key, "settlement", points=paid, match=table.table_id))
     return postings
 
 
-def refund(event: TableAborted) -> list[Posting]:
-    held = held_stake(event.mode, event.stake)
-    postings = [closing(event.table_id, "refund")]
-    for seat_key, player in sorted(event.seats.items()):
-        key = f"{event.table_id}:refund:{seat_key}"
-        postings.append(Posting(player.player_id, key, "refund", points=held, match=event.table_id))
+def refund(table: TableRecord) -> list[Posting]:
+    held = held_stake(table.mode, table.stake)
+    postings = [closing(table.table_id, "refund")]
+    for seat, player in sorted(table.seats.items()):
+        key = f"{table.table_id}:refund:{seat}"
+        postings.append(Posting(player.player_id, key, "refund", points=held, match=table.table_id))
         postings.append(
             Posting(
-                escrow_account(event.table_id),
+                escrow_account(table.table_id),
                 key,
                 "refund",
                 points=-held,
-                match=event.table_id,
+                match=table.table_id,
             )
         )
     return postings
@@ -110,29 +114,58 @@ class LedgerService:
     def __init__(
         self,
         ledger: Ledger,
+        store: GameStore,
         publisher: Publisher,
         clock: Clock,
         telemetry: Telemetry,
+        *,
         clients: Mapping[str, LedgerClient] | None = None,
     ) -> None:
         self._ledger = ledger
+        self._store = store
         self._clients = dict(clients or {})
         self._publisher = publisher
         self._clock = clock
         self._telemetry = telemetry
 
     def match_ended(self, event: MatchEnded) -> None:
+        """Settle the table if its records say it ended, as they say it ended.
+
+        Its winner and rounds are the ones the rules give its scored rounds
+        (``winner_after``): a table whose records disagree with them books nothing.
+        """
         self._telemetry.annotate(table_id=event.table_id)
-        if self._practice(event.seats.values()):
+        table = self._store.get_table(event.table_id)
+        if table is None or table.status != "finished":
+            self._unbacked(event, "the table has not ended")
             return
-        self._settle(event.table_id, "settlement", settlement(event))
+        if self._practice(table.seats.values()):
+            return
+        scores = self._store.scores(table.table_id)
+        winner = winner_after(table.mode, [score.totals for score in scores])
+        if winner is None or [score.round for score in scores] != list(range(1, table.round + 1)):
+            self._unbacked(event, "the table's rounds do not end its match")
+            return
+        self._settle(table.table_id, "settlement", settlement(table, winner))
 
     def table_aborted(self, event: TableAborted) -> None:
+        """Refund the stakes the table's record says were held, if it says it was aborted."""
         self._telemetry.annotate(table_id=event.table_id)
-        if self._practice(event.seats.values()):
+        table = self._store.get_table(event.table_id)
+        if table is None or table.status != "aborted":
+            self._unbacked(event, "the table was not aborted")
             return
-        if held_stake(event.mode, event.stake) > 0:
-            self._settle(event.table_id, "refund", refund(event))
+        if self._practice(table.seats.values()):
+            return
+        if held_stake(table.mode, table.stake) > 0:
+            self._settle(table.table_id, "refund", refund(table))
+
+    def _unbacked(self, event: MatchEnded | TableAborted, reason: str) -> None:
+        """An event the games table does not back books nothing and is not retried: a
+        genuine one is published only after the write it reports, so a later read would
+        find nothing more. Counted, so that a forger (or a wiring mistake) is seen."""
+        self._telemetry.warning("booking refused", reason=reason, detail_type=type(event).__name__)
+        self._telemetry.count("ledger_unbacked_events")
 
     def _practice(self, players: Iterable[SeatPlayer]) -> bool:
         """MATCH-3: a practice match's end books nothing, not even its closing marker."""

@@ -55,7 +55,8 @@ MATCHMAKING_AND_LEDGER = {
     "ledger-events": (
         "services.ledger.handler.events",
         "ledger",
-        {constants.LEDGER: {PUT, UPDATE}},
+        # A match's end is booked from the ended table and its scores, never the event.
+        {constants.LEDGER: {PUT, UPDATE}, constants.GAMES: {GET, QUERY}},
     ),
     "ledger-api": ("services.ledger.handler.api", None, {constants.LEDGER: {GET, PUT, UPDATE}}),
 }
@@ -658,7 +659,38 @@ def test_no_function_reads_a_secret_and_only_publishers_put_events(
         granted = function_statements(template, stage, key)
         assert not [a for s in granted for a in actions(s) if a.startswith("secretsmanager:")]
         puts = [s for s in granted if bus in logical_ids(s["Resource"])]
-        assert [actions(s) for s in puts] == ([["events:PutEvents"]] if spec.publishes else [])
+        assert [actions(s) for s in puts] == [["events:PutEvents"]] * len(manifest.emitted(spec))
+
+
+def _put_conditions(template: dict[str, Any], stage: str, key: str) -> list[dict[str, Any]]:
+    """The ``Condition`` of each statement of the function's role that allows PutEvents."""
+    return [
+        statement.get("Condition", {})
+        for statement in function_statements(template, stage, key)
+        if "events:PutEvents" in actions(statement)
+    ]
+
+
+@pytest.mark.parametrize("key", FUNCTIONS)
+def test_each_role_puts_only_its_function_s_sources_and_detail_types(
+    template: dict[str, Any], stage: str, key: str
+) -> None:
+    """One statement per source, naming its detail-types: a role that could put any event
+    (as connect, disconnect, relay and ledger-events could) lets its function forge any
+    service's, a ``MatchEnded`` of ``canasta.score`` included."""
+    found = {}
+    for condition in _put_conditions(template, stage, key):
+        assert list(condition) == ["StringEquals"], (key, condition)
+        keys = condition["StringEquals"]
+        assert set(keys) == {"events:source", "events:detail-type"}, (key, condition)
+        assert isinstance(keys["events:source"], str), "one source per statement"
+        detail_types = keys["events:detail-type"]
+        found[keys["events:source"]] = tuple(
+            [detail_types] if isinstance(detail_types, str) else detail_types
+        )
+    assert found == manifest.emitted(FUNCTIONS[key])
+    score = found.get(events.source_of("MatchEnded"), ())
+    assert ("MatchEnded" in score) is (key == "relay"), "only the relay puts the score's events"
 
 
 # --- monitoring and outputs ------------------------------------------------------------

@@ -15,11 +15,21 @@ from dataclasses import replace
 import pytest
 from botocore.exceptions import ClientError
 
-from infra.manifest import FUNCTIONS, GET, PUT, UPDATE
+from infra.manifest import FUNCTIONS, GET, PUT, UPDATE, emitted
+from infra.policies import EVENT_DETAIL_TYPE, EVENT_SOURCE
 from local.aws import LocalAws, reset
 from local.dispatcher import LambdaContext
-from local.iam import ACCOUNT, Call, LocalArns, Unmodelled, calls, role
+from local.iam import (
+    ACCOUNT,
+    Call,
+    LocalArns,
+    Unmodelled,
+    acting_as,
+    calls,
+    role,
+)
 from services.common import constants
+from services.common.events import EMITTERS, EVENT_TYPES, OPERATOR_EMITS, source_of
 from tests.integration.harness import Harness, Inbox, served_issuer
 
 pytestmark = pytest.mark.integration
@@ -33,6 +43,11 @@ ARNS = LocalArns(
     state_machine=f"arn:aws:states:eu-west-1:{ACCOUNT}:stateMachine:dev-canasta-tickets",
     scheduler_role=f"arn:aws:iam::{ACCOUNT}:role/dev-scheduler",
     timer_queue=f"arn:aws:sqs:eu-west-1:{ACCOUNT}:dev-canasta-turn-timers",
+)
+
+
+ALL_SOURCES = sorted(
+    {source_of(d) for d in EMITTERS} | {source_of(d, e) for d, e in OPERATOR_EMITS.items()}
 )
 
 
@@ -205,3 +220,85 @@ def test_a_timer_message_is_sent_only_to_the_timer_queue() -> None:
 def test_a_call_with_no_authorization_model_is_refused() -> None:
     with pytest.raises(Unmodelled, match="sqs:DeleteMessage"):
         calls("sqs", "DeleteMessage", {"QueueUrl": "q", "ReceiptHandle": "h"}, ARNS)
+
+
+# --- who may put which event on the bus ------------------------------------------------
+
+
+def put(*pairs: tuple[str, str]) -> list[Call]:
+    """The authorizations of one PutEvents call with an entry per (source, detail-type)."""
+    entries = [
+        {"EventBusName": ARNS.event_bus, "Source": s, "DetailType": d, "Detail": "{}"}
+        for s, d in pairs
+    ]
+    return calls("events", "PutEvents", {"Entries": entries}, ARNS)
+
+
+def test_each_entry_of_put_events_is_authorized_with_its_source_and_detail_type() -> None:
+    requested = put(("canasta.score", "MatchEnded"), ("canasta.ledger", "LedgerSettled"))
+    bus = ARNS.bus(ARNS.event_bus)
+    assert requested == [
+        Call("events:PutEvents", bus, {EVENT_SOURCE: s, EVENT_DETAIL_TYPE: d})
+        for s, d in (("canasta.score", "MatchEnded"), ("canasta.ledger", "LedgerSettled"))
+    ]
+    ledger = role("ledger-events", FUNCTIONS["ledger-events"], ARNS)
+    assert ledger.denied(requested) == [requested[0]]
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONS))
+def test_only_the_relay_may_put_match_ended_as_the_score_service(key: str) -> None:
+    """The attack: connect, disconnect, relay and ledger-events could all put a
+    ``MatchEnded`` of ``canasta.score``; only the relay publishes the score's outbox."""
+    forged = put(("canasta.score", "MatchEnded"))
+    denied = role(key, FUNCTIONS[key], ARNS).denied(forged)
+    assert denied == ([] if key == "relay" else forged)
+
+
+@pytest.mark.parametrize("key", sorted(k for k, spec in FUNCTIONS.items() if emitted(spec)))
+def test_each_function_may_put_its_own_events_and_no_other_pairing(key: str) -> None:
+    own = [(s, d) for s, types in emitted(FUNCTIONS[key]).items() for d in types]
+    function = role(key, FUNCTIONS[key], ARNS)
+    assert function.denied(put(*own)) == []
+    sources = {s for s, _ in own}
+    types = {d for _, d in own}
+    # Each of its detail-types under any other source, and any other detail-type under
+    # each of its sources, is refused.
+    others = [(s, d) for s in ALL_SOURCES for d in types if (s, d) not in own]
+    others += [(s, d) for s in sources for d in EVENT_TYPES if (s, d) not in own]
+    assert others, key
+    assert function.denied(put(*others)) == put(*others)
+
+
+def test_an_entry_without_source_or_detail_type_never_matches_a_condition() -> None:
+    """StringEquals on a key the request does not carry does not match, as on AWS."""
+    connect = role("connect", FUNCTIONS["connect"], ARNS)
+    (call,) = put(("canasta.connect", "PlayerConnected"))
+    missing = [replace(call, context={EVENT_SOURCE: "canasta.connect"}), replace(call, context={})]
+    assert connect.denied(missing) == missing
+    # Keys ignore case; values do not.
+    upper = replace(call, context={k.upper(): v for k, v in call.context.items()})
+    assert connect.denied([upper]) == []
+    other_case = replace(call, context={**call.context, EVENT_SOURCE: "Canasta.Connect"})
+    assert connect.denied([other_case]) == [other_case]
+
+
+def test_a_handler_putting_another_service_s_event_is_denied_on_the_bus(
+    harness: Harness,
+) -> None:
+    """Through the boto3 client a handler uses, under the ledger's role: the forged
+    ``MatchEnded`` is refused before it reaches the bus, and named."""
+    iam = harness.aws.iam
+    capture = harness.capture()
+    entry = {
+        "EventBusName": harness.aws.settings.event_bus,
+        "Source": "canasta.score",
+        "DetailType": "MatchEnded",
+        "Detail": "{}",
+    }
+    with acting_as(iam.roles["ledger-events"]), pytest.raises(ClientError) as denied:
+        harness.aws.client("events").put_events(Entries=[entry])
+    assert denied.value.response["Error"]["Code"] == "AccessDeniedException"
+    (denial,) = iam.denials
+    assert denial.startswith("ledger-events: User: ") and "events:PutEvents" in denial
+    iam.denials.clear()
+    assert capture.of_type("MatchEnded") == []

@@ -2,9 +2,11 @@
 (JOKER-1) and the API of the platform's other modes.
 
 One match is played to its end through the whole pipeline (queue, state
-machine, deal, turns, score, ledger, release); the other cases publish
-``MatchEnded`` / ``TableAborted`` on the bus as the score service does, and
-let the platform deliver them. Every test ends by reconciling every account.
+machine, deal, turns, score, ledger, release); the other cases write the table's
+records as the score service leaves them (``tests/scored.py``), publish
+``MatchEnded`` / ``TableAborted`` on the bus as the relay does, and let the
+platform deliver them: what is booked is what the records say, whatever the
+event says. Every test ends by reconciling every account.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from infra.manifest import GET, QUERY
 from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
 from services.common.identities import host_bot_id, player_id_of
 from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account
-from services.common.records import shard_of
+from services.common.records import Status, shard_of
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
 from services.ledger.app import LedgerService
@@ -31,6 +34,7 @@ from shared_engine.view import player_view
 from tests.integration.clients import choose, play_match
 from tests.integration.harness import Harness
 from tests.integration.machine import executions, local_harness, settle_until
+from tests.scored import score_rounds, scored_table
 from tests.services.fakes import FakeClock, RecordingPublisher
 
 pytestmark = pytest.mark.integration
@@ -133,6 +137,27 @@ def aborted(table_id: str, players: list[str], *, mode: MatchMode, stake: int) -
         seats=seats_of(players),  # type: ignore[arg-type]
         reason="every player left",
     ).model_dump(mode="json")
+
+
+def seated(players: list[str], bots: tuple[int, ...] = ()) -> dict[int, SeatPlayer]:
+    return {int(seat): player for seat, player in seats_of(players, bots).items()}
+
+
+def end_table(
+    harness: Harness,
+    table_id: str,
+    players: list[str],
+    totals_by_round: list[tuple[int, int]],
+    *,
+    mode: MatchMode = MatchMode.ONE_ROUND,
+    stake: int = 0,
+    status: Status = "finished",
+    bots: tuple[int, ...] = (),
+) -> None:
+    """The table's records as the score service leaves them when its match ends (or is
+    aborted, or goes on): the facts the ledger books from."""
+    seats = seated(players, bots)
+    scored_table(harness.store, table_id, mode, totals_by_round, seats, stake=stake, status=status)
 
 
 def hold_stakes(harness: Harness, table_id: str, players: list[str], stake: int) -> None:
@@ -262,6 +287,7 @@ def test_an_arena_match_pays_the_stake_net_and_empties_the_escrow(hx: Harness) -
         fund(hx, player, 1000)
     table_id, _ = queue_and_seat(hx, players, mode="arena", stake=500)
     assert points(hx, *players) == dict.fromkeys(players, 500)
+    score_rounds(hx.store, hx.table(table_id), [(100, 0), (100, 200), (400, 900)])
     hx.publish(
         "MatchEnded",
         ended(table_id, players, mode=MatchMode.ARENA, stake=500, winner="B", rounds=3),
@@ -284,6 +310,8 @@ def test_arena_tie_break_rounds_do_not_change_the_payout(hx: Harness) -> None:
         table_id = f"arena-t{rounds}"
         players = [f"b{rounds}{seat}" for seat in (1, 2, 3, 4)]
         hold_stakes(hx, table_id, players, 100)
+        tied = [(100, 0), (100, 200), (300, 300)] + [(400, 400)] * (rounds - 4) + [(900, 400)]
+        end_table(hx, table_id, players, tied, mode=MatchMode.ARENA, stake=100)
         hx.publish(
             "MatchEnded",
             ended(table_id, players, mode=MatchMode.ARENA, stake=100, winner="A", rounds=rounds),
@@ -304,10 +332,12 @@ def test_a_match_with_bots_is_practice_and_books_nothing(hx: Harness) -> None:
     for player in ("h1", "h3"):
         fund(hx, player, 500)
     capture = hx.capture()
-    for table_id, mode, stake in (
-        ("f-x", MatchMode.THREE_ROUNDS, 0),
-        ("f-y", MatchMode.ARENA, 100),
+    for table_id, mode, stake, status in (
+        ("f-x", MatchMode.THREE_ROUNDS, 0, "finished"),
+        ("f-y", MatchMode.ARENA, 100, "aborted"),
     ):
+        rounds = [(100, 0), (100, 200), (400, 900)] if status == "finished" else [(100, 0)]
+        end_table(hx, table_id, players, rounds, mode=mode, stake=stake, status=status, bots=(2, 4))
         for winner in ("A", "B"):
             hx.publish(
                 "MatchEnded",
@@ -398,6 +428,7 @@ def test_an_aborted_arena_table_refunds_every_stake(hx: Harness) -> None:
     players = ["r1", "r2", "r3", "r4"]
     hold_stakes(hx, "arena-r", players, 500)
     assert points(hx, *players) == dict.fromkeys(players, 500)
+    end_table(hx, "arena-r", players, [(100, 0)], mode=MatchMode.ARENA, stake=500, status="aborted")
     detail = aborted("arena-r", players, mode=MatchMode.ARENA, stake=500)
     hx.publish("TableAborted", detail, SCORE)
     hx.publish("TableAborted", detail, SCORE)  # delivered twice
@@ -408,6 +439,7 @@ def test_an_aborted_arena_table_refunds_every_stake(hx: Harness) -> None:
     assert len(refunds) == 4
 
     # A quick-start table has nothing held: aborting it books nothing.
+    end_table(hx, "quick-r", players, [(400, 400)], status="aborted")
     hx.publish(
         "TableAborted", aborted("quick-r", players, mode=MatchMode.ONE_ROUND, stake=0), SCORE
     )
@@ -417,17 +449,18 @@ def test_an_aborted_arena_table_refunds_every_stake(hx: Harness) -> None:
 
 def test_a_repeated_match_ended_is_booked_once(hx: Harness) -> None:
     players = ["d1", "d2", "d3", "d4"]
+    end_table(hx, "quick-d", players, [(0, 50), (50, 60), (70, 80)], mode=MatchMode.THREE_ROUNDS)
     first = ended("quick-d", players, mode=MatchMode.THREE_ROUNDS, winner="B", rounds=3)
     hx.publish("MatchEnded", first, SCORE)
     hx.publish("MatchEnded", first, SCORE)
     hx.settle()
     hx.publish("MatchEnded", first, SCORE)  # redelivered later
-    # The same match again with other totals and rounds (same winner) books nothing more.
+    # The same match again with other totals and rounds books nothing more.
     other = ended(
         "quick-d", players, mode=MatchMode.THREE_ROUNDS, winner="B", rounds=4, totals=(10, 20)
     )
     hx.publish("MatchEnded", other, SCORE)
-    # A late TableAborted of a quick-start table has nothing to refund.
+    # A late TableAborted of a table that ended has nothing to refund.
     hx.publish(
         "TableAborted", aborted("quick-d", players, mode=MatchMode.THREE_ROUNDS, stake=0), SCORE
     )
@@ -439,7 +472,8 @@ def test_a_repeated_match_ended_is_booked_once(hx: Harness) -> None:
 
 def test_an_arena_match_is_settled_once_whatever_arrives_after(hx: Harness) -> None:
     """Once an arena match is paid out (or refunded), a late TableAborted, a contradicting
-    MatchEnded, or a MatchEnded after a refund must book nothing: the escrow is empty."""
+    MatchEnded, or a MatchEnded after a refund must book nothing: the table's record says
+    which of the two happened, and the escrow is empty."""
     stake = 100
     cases = {
         "ended, then aborted": ["MatchEnded A", "TableAborted"],
@@ -452,6 +486,17 @@ def test_an_arena_match_is_settled_once_whatever_arrives_after(hx: Harness) -> N
         table_id = f"arena-o{number}"
         players = [f"o{number}{seat}" for seat in (1, 2, 3, 4)]
         hold_stakes(hx, table_id, players, stake)
+        first = arrivals[0]
+        refunded = first == "TableAborted"
+        end_table(
+            hx,
+            table_id,
+            players,
+            [(100, 0)] if refunded else [(100, 0), (100, 200), (900, 100)],
+            mode=MatchMode.ARENA,
+            stake=stake,
+            status="aborted" if refunded else "finished",
+        )
         for arrival in arrivals:
             if arrival == "TableAborted":
                 detail = aborted(table_id, players, mode=MatchMode.ARENA, stake=stake)
@@ -468,7 +513,6 @@ def test_an_arena_match_is_settled_once_whatever_arrives_after(hx: Harness) -> N
                 )
             hx.publish(arrival.split()[0], detail, SCORE)
             hx.settle()
-        first = arrivals[0]
         paid = [1000 + stake, 1000 - stake] * 2 if first == "MatchEnded A" else [1000] * 4
         expected[case] = {"escrow": 0, "players": paid}
         found[case] = {
@@ -478,9 +522,38 @@ def test_an_arena_match_is_settled_once_whatever_arrives_after(hx: Harness) -> N
     assert found == expected
 
 
+def test_a_forged_match_end_books_only_what_the_games_table_says(hx: Harness) -> None:
+    """Put on the bus under the score service's source: a MatchEnded for a table that
+    never existed (which once credited a billion to each "winner"), one for a table still
+    in play, one for a real ended table claiming a million rounds, the other team and
+    other seats, and a TableAborted refunding a stake never held. Only the real table's
+    own settlement is booked (MATCH-3); the rest is acknowledged, not retried (the
+    harness fails on any redelivery), and every read ran under the ledger's own role."""
+    players = ["v1", "v2", "v3", "v4"]
+    thieves = ["x1", "x2", "x3", "x4"]
+    capture = hx.capture()
+    hx.publish("MatchEnded", ended("ghost", thieves, rounds=10**9), SCORE)
+    hx.publish("TableAborted", aborted("ghost", thieves, mode=MatchMode.ARENA, stake=10**9), SCORE)
+    hx.start_table("live", players, MatchMode.THREE_ROUNDS)
+    hx.publish("MatchEnded", ended("live", players, mode=MatchMode.THREE_ROUNDS), SCORE)
+    end_table(hx, "real", players, [(300, 1200)])
+    bloated = ended("real", thieves, mode=MatchMode.TO_10000, winner="A", rounds=10**6)
+    hx.publish("MatchEnded", bloated, SCORE)
+    hx.settle()
+
+    expected = {"v1": -1000, "v2": 1000, "v3": -1000, "v4": 1000}
+    assert points(hx, *players, *thieves) == {**expected, **dict.fromkeys(thieves, 0)}
+    assert accounts(hx) == sorted([*players, "match:real"])
+    assert match_entries(hx, "ghost") == [] and match_entries(hx, "live") == []
+    assert [e["detail"]["changes"] for e in capture.of_type("LedgerSettled")] == [expected]
+    games = hx.aws.iam.arns.table(hx.aws.settings.games_table)
+    assert {("ledger-events", GET, games), ("ledger-events", QUERY, games)} <= hx.aws.iam.used
+
+
 def test_ledger_settled_reports_what_was_booked(hx: Harness) -> None:
     """A duplicate MatchEnded that books nothing must not announce changes it did not make."""
     players = ["u1", "u2", "u3", "u4"]
+    end_table(hx, "quick-u", players, [(900, 100)])
     capture = hx.capture()
     hx.publish("MatchEnded", ended("quick-u", players, winner="A"), SCORE)
     hx.settle()
@@ -497,16 +570,12 @@ def test_ledger_settled_reports_what_was_booked(hx: Harness) -> None:
 
 def test_concurrent_settlements_book_once(hx: Harness) -> None:
     players = ["c1", "c2", "c3", "c4"]
+    end_table(hx, "quick-c", players, [(900, 100)])
     event = MatchEnded.model_validate(ended("quick-c", players, winner="A", rounds=1))
     telemetry = RecordingTelemetry()
     publisher = RecordingPublisher()
     services = [
-        LedgerService(
-            Ledger(hx.storage),
-            publisher,
-            FakeClock(),
-            telemetry,
-        )
+        LedgerService(Ledger(hx.storage), hx.store, publisher, FakeClock(), telemetry)
         for _ in range(6)
     ]
     barrier = threading.Barrier(len(services))
@@ -621,8 +690,8 @@ def test_the_api_refuses_an_uncovered_debit(lx: Harness) -> None:
     api(post("z2", "rummy-more", 1))
     assert api(post("z2", "rummy-over-0", -401)) == {"account": "z2", "points": 0, "jokers": 1}
     # A credit to an account a lost match left below zero is no debit: it goes through.
-    lost = ended("quick-z", ["z9", "y2", "y3", "y4"], winner="B")
-    lx.publish("MatchEnded", lost, SCORE)
+    end_table(lx, "quick-z", ["z9", "y2", "y3", "y4"], [(100, 900)])
+    lx.publish("MatchEnded", ended("quick-z", ["z9", "y2", "y3", "y4"], winner="B"), SCORE)
     lx.settle()
     assert api(post("z9", "rummy-back", 300)) == {"account": "z9", "points": -700, "jokers": 0}
 
@@ -972,6 +1041,7 @@ def test_a_joker_spent_elsewhere_before_the_move_is_refused(
 def test_the_end_of_a_match_is_marked_once(hx: Harness) -> None:
     """Settlement and refund share one create-only marker: whichever comes first wins."""
     players = ["m1", "m2", "m3", "m4"]
+    end_table(hx, "t-mark", players, [(900, 100)])
     hx.publish("MatchEnded", ended("t-mark", players), "canasta.score")
     hx.publish("MatchEnded", ended("t-mark", players, winner="B"), "canasta.score")
     hx.settle()

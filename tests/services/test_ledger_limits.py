@@ -16,6 +16,7 @@ from services.common.ledger import Balance, Ledger, escrow_account, match_accoun
 from services.common.memory_storage import MemoryStorage
 from services.common.records import shard_of
 from services.common.settings import LedgerClient
+from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.ledger.app import BookingRefused, LedgerService
 from tests.services.fakes import FakeClock, RecordingPublisher
@@ -40,9 +41,13 @@ def ledger(storage: MemoryStorage) -> Ledger:
 
 @pytest.fixture
 def api(
-    ledger: Ledger, publisher: RecordingPublisher, clock: FakeClock, telemetry: RecordingTelemetry
+    ledger: Ledger,
+    store: GameStore,
+    publisher: RecordingPublisher,
+    clock: FakeClock,
+    telemetry: RecordingTelemetry,
 ) -> LedgerService:
-    return LedgerService(ledger, publisher, clock, telemetry, CLIENTS)
+    return LedgerService(ledger, store, publisher, clock, telemetry, clients=CLIENTS)
 
 
 def refusal(

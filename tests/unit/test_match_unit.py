@@ -20,6 +20,7 @@ from shared_engine.match import (
     rounds_after,
     settle_match,
     threshold_for,
+    winner_after,
     winner_of,
 )
 from shared_engine.state import team_of
@@ -137,6 +138,59 @@ def test_to_10000_tie_break_that_breaks_the_tie_ends_below_the_target_match_2() 
     assert decide_after_round(mode, (-200, 300), 7, tie_break=True) == won_by(1)
     assert decide_after_round(mode, (9_800, 9_800), 7, tie_break=True) == TIE_BREAK
     assert decide_after_round(mode, (9_800, 9_650), 7) == CONTINUE
+
+
+# --- the rounds a settlement pays for ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "totals_by_round", "winner"),
+    [
+        (MatchMode.ONE_ROUND, [(500, 300)], 0),
+        (MatchMode.ONE_ROUND, [(400, 400), (400, 400), (400, 410)], 1),
+        (MatchMode.THREE_ROUNDS, [(100, 0), (100, 200), (900, 1_000)], 1),
+        (MatchMode.ARENA, [(0, 0), (10, 0), (50, 50), (70, 60)], 0),
+        (MatchMode.TO_10000, [(4_000, 3_000), (8_000, 7_000), (10_100, 9_000)], 0),
+        (MatchMode.TO_10000, [(9_000, 9_000), (10_500, 10_500), (9_800, 9_900)], 1),
+    ],
+    ids=["one", "one-ties", "three", "arena-tie", "10000", "10000-tie-break"],
+)
+def test_the_winner_after_the_rounds_the_rules_let_the_match_run_match_1_match_2(
+    mode: MatchMode, totals_by_round: list[tuple[int, int]], winner: int
+) -> None:
+    assert winner_after(mode, totals_by_round) == winner
+
+
+@pytest.mark.parametrize(
+    ("mode", "totals_by_round"),
+    [
+        (MatchMode.ONE_ROUND, []),
+        (MatchMode.ONE_ROUND, [(400, 400)]),
+        (MatchMode.ONE_ROUND, [(500, 300), (900, 300)]),
+        (MatchMode.ONE_ROUND, [(500, 300)] * 1_000_000),
+        (MatchMode.THREE_ROUNDS, [(100, 0), (900, 0)]),
+        (MatchMode.THREE_ROUNDS, [(100, 0), (100, 200), (900, 1_000), (2_000, 1_000)]),
+        (MatchMode.ARENA, [(0, 0), (10, 0), (50, 60), (70, 60)]),
+        (MatchMode.TO_10000, [(4_000, 3_000), (8_000, 7_000)]),
+        (MatchMode.TO_10000, [(10_100, 9_000), (12_000, 9_000)]),
+    ],
+    ids=[
+        "none",
+        "one-tied",
+        "one-past-its-end",
+        "one-a-million",
+        "three-short",
+        "three-past-its-end",
+        "arena-past-its-end",
+        "10000-short",
+        "10000-past-its-end",
+    ],
+)
+def test_rounds_beyond_or_short_of_the_match_s_end_name_no_winner_match_1_match_4(
+    mode: MatchMode, totals_by_round: list[tuple[int, int]]
+) -> None:
+    """What pays 1,000 a round (MATCH-3) cannot be inflated by rounds the match never had."""
+    assert winner_after(mode, totals_by_round) is None
 
 
 @pytest.mark.parametrize(
