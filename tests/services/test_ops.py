@@ -188,7 +188,7 @@ def test_voiding_a_match_in_play_nets_every_account_to_zero_escrow_included(
     assert (event.detail_type, event.source) == ("TableAborted", "canasta.ops")
     assert closed["operator"] == OPERATOR
 
-    refunds = LedgerService(ledger, RecordingPublisher(), clock, RecordingTelemetry())
+    refunds = LedgerService(ledger, games, RecordingPublisher(), clock, RecordingTelemetry())
     refunds.table_aborted(TableAborted.model_validate(event.detail))
     assert accounts(ledger) == {**before, **funded}, "the abort's refund books nothing"
 
