@@ -376,7 +376,9 @@ class RoundResultMessage(ServerMessageBase):
 
 
 class MatchResultMessage(ServerMessageBase):
-    """The match is over: the winning team, the totals and each seat's account change."""
+    """The match is over: the winning team, the totals and each seat's account change.
+    Its players are free when it arrives (the match's end freed the seats before it was
+    sent): ``queue``, ``create_table`` or ``rematch`` may follow at once."""
 
     type: Literal["match_result"] = "match_result"
     table_id: str
