@@ -21,6 +21,7 @@ from infra import manifest
 from services.common.events import EVENT_TYPES, EventEnvelope
 from services.common.protocol import ARENA_STAKES, PROTOCOL_VERSION, ServiceErrorCode
 from shared_engine import ERROR_CODES, commitment, shuffled
+from shared_engine.rules import JOKER_BUTTON_COST
 from tools import schemas
 from tools.schemas import asyncapi, common, events, protocol
 
@@ -380,6 +381,21 @@ def test_the_view_is_typed_down_to_moves_seats_and_tiles() -> None:
     # One score model, in the view and in the round result.
     score = found["RoundResultMessage"]["properties"]["scores"]["additionalProperties"]["$ref"]
     assert score.endswith("/ScoreView") and "TeamScore" not in found
+
+
+def test_the_view_says_what_the_joker_button_costs_before_it_is_pressed() -> None:
+    """JOKER-1: every view carries the button's cost beside the account's spare jokers (a
+    practice table's too), and ``legal_actions`` says when it lists ``joker_button``."""
+    view = _schemas()["TableView"]
+    assert {"joker_button_cost", "account_jokers", "joker_button_used"} <= set(view["required"])
+    cost = view["properties"]["joker_button_cost"]
+    assert cost["type"] == "integer" and "JOKER-1" in cost["description"]
+    assert "practice" in cost["description"]
+    legal = view["properties"]["legal_actions"]["description"]
+    for named in ("`joker_button`", "JOKER-1", "`account_jokers`", "`joker_button_cost`"):
+        assert named in legal, named
+    for example in _asyncapi()["components"]["messages"]["ViewMessage"]["examples"]:
+        assert example["payload"]["view"]["joker_button_cost"] == JOKER_BUTTON_COST
 
 
 def test_enums_are_named_and_complete() -> None:
