@@ -222,7 +222,13 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="RoundEnded: score the round, end the match when it is won",
         queue="score",
         consumes=("RoundEnded",),
-        tables={constants.GAMES: (GET, PUT, UPDATE)},
+        tables={
+            constants.GAMES: (GET, PUT, UPDATE),
+            # The write that ends a match frees its players in the same transaction, so a
+            # ``queue`` sent on ``match_result`` finds them free: it reads each player's
+            # guard item and clears the seat it names (PresenceStore.leave_table).
+            constants.PLAYERS: (GET, UPDATE),
+        },
         pushes=True,
         timeout_seconds=30,
         max_concurrency=5,

@@ -23,6 +23,7 @@ from typing import TextIO
 
 from aiohttp import web
 
+from local import DEFAULT_PORT
 from local.aws import LocalAws, start_moto
 from local.bots import BotFiller
 from local.console import Console, quiet_handler_logs
@@ -153,7 +154,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m local", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--turn-seconds", type=int, default=60)
     parser.add_argument(
         "--no-bots", dest="bots", action="store_false", help="do not fill waiting queues with bots"

@@ -44,10 +44,12 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from infra import manifest
+from local import STAGE
 from local.dispatcher import LambdaContext, load, websocket_event
 from local.iam import ACCOUNT, IamEnforcer
 from local.issuer import DISCOVERY_PATH, JWKS_PATH, LocalIssuer
 from services.common.auth import Identity
+from services.common.protocol import CloseCode
 from services.common.tableviews import error_message
 
 _WEBSOCKET = manifest.websocket_routes()
@@ -127,7 +129,7 @@ class Gateway:
         self.app = web.Application(client_max_size=64 * 1024)
         self.app.add_routes(
             [
-                web.get("/ws", self._websocket),
+                web.get(f"/{STAGE}", self._websocket),
                 web.post("/api/signin", self._signin),
                 web.get("/config.json", self._config_json),
                 web.get(JWKS_PATH, self._jwks),
@@ -165,7 +167,9 @@ class Gateway:
         socket = self._sockets.get(connection_id)
         if socket is None or socket.closed or self.loop is None:
             return False
-        self.loop.call_soon_threadsafe(lambda: asyncio.ensure_future(socket.close()))
+        self.loop.call_soon_threadsafe(
+            lambda: asyncio.ensure_future(socket.close(code=CloseCode.NORMAL))
+        )
         return True
 
     def _send(self, socket: web.WebSocketResponse, text: str) -> None:
@@ -192,7 +196,7 @@ class Gateway:
         signin = "/api/signin"
         return web.json_response(
             {
-                "ws_url": f"ws://{host}/ws",
+                "ws_url": f"ws://{host}/{STAGE}",
                 "signin_url": signin,
                 "auth": {"kind": "local", "signin_url": signin, "issuer": self._issuer.url},
                 **self._config,
@@ -355,10 +359,11 @@ class Gateway:
             self._on_queue(message)
 
     async def close_sockets(self) -> None:
-        """Close every open WebSocket (1001 going away), so a stop never waits on a client."""
+        """Close every open WebSocket (going away), so a stop never waits on a client."""
         for socket in list(self._sockets.values()):
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(socket.close(code=1001, message=b"server stopping"), 2)
+                stopping = socket.close(code=CloseCode.GOING_AWAY, message=b"server stopping")
+                await asyncio.wait_for(stopping, 2)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

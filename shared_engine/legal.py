@@ -48,7 +48,7 @@ from shared_engine.actions import (
     MeldSpec,
     TakePile,
 )
-from shared_engine.rules import CANASTA_SIZE, has_canasta
+from shared_engine.rules import CANASTA_SIZE, JOKER_BUTTON_COST, has_canasta
 from shared_engine.state import RoundState, team_of
 from shared_engine.tiles import JOKER, NATURAL_RANKS, VALUES, blocks_pickup, count_rank, rank_of
 
@@ -315,7 +315,7 @@ def legal_actions(state: RoundState, seat: int) -> list[Action]:
         actions: list[Action] = [DRAW] if state.stock else []
         if (
             not state.joker_used[seat - 1]
-            and state.account_jokers[seat - 1] > 0
+            and state.account_jokers[seat - 1] >= JOKER_BUTTON_COST
             and JOKER in state.stock
         ):
             actions.append(JOKER_BUTTON)

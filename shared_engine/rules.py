@@ -39,6 +39,9 @@ from shared_engine.tiles import (
 KINDS = frozenset(TILE_KINDS)
 
 CANASTA_SIZE = 7
+JOKER_BUTTON_COST = 1
+"""JOKER-1: the spare account jokers one press of the joker button spends, at every table
+(a practice table too: it is the player's own joker to spend)."""
 
 
 def has_canasta(team_melds: tuple[tuple[int, ...], ...]) -> bool:
@@ -175,7 +178,7 @@ def _draw(state: RoundState, seat: int) -> tuple[RoundState, list[Event]]:
 def _joker_button(state: RoundState, seat: int) -> tuple[RoundState, list[Event]]:
     if state.joker_used[seat - 1]:
         raise EngineError("joker_button_unavailable", "JOKER-1: once per round")
-    if state.account_jokers[seat - 1] < 1:
+    if state.account_jokers[seat - 1] < JOKER_BUTTON_COST:
         raise EngineError("joker_button_unavailable", "JOKER-1: no spare joker on the account")
     if JOKER not in state.stock:
         raise EngineError("joker_button_unavailable", "JOKER-1: no joker left in the stock")
@@ -185,7 +188,7 @@ def _joker_button(state: RoundState, seat: int) -> tuple[RoundState, list[Event]
     new.stock = tuple(stock)
     new.hands = _with_hand(state, seat, _insert(state.hands[seat - 1], JOKER))
     jokers = list(state.account_jokers)
-    jokers[seat - 1] -= 1
+    jokers[seat - 1] -= JOKER_BUTTON_COST
     new.account_jokers = tuple(jokers)
     used = list(state.joker_used)
     used[seat - 1] = True

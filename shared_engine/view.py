@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from shared_engine.actions import action_to_wire
 from shared_engine.legal import legal_actions
+from shared_engine.rules import JOKER_BUTTON_COST
 from shared_engine.scoring import canasta_bonus, score_round
 from shared_engine.state import TEAMS, Phase, RoundState, Variant, team_of
 from shared_engine.tiles import (
@@ -72,6 +73,9 @@ class PlayerView(_View):
     discard: list[str]
     stock_size: int
     account_jokers: int
+    joker_button_cost: int
+    """What one press of the joker button spends of ``account_jokers`` (JOKER-1), at every
+    table, a practice table too: a client shows it on the button before it is pressed."""
     joker_button_used: bool
     went_out: int | None
     round_scores: dict[Team, ScoreView] | None
@@ -145,6 +149,7 @@ def player_view(state: RoundState, seat: int) -> PlayerView:
         discard=[NAMES[t] for t in state.discard],
         stock_size=len(state.stock),
         account_jokers=state.account_jokers[seat - 1],
+        joker_button_cost=JOKER_BUTTON_COST,
         joker_button_used=state.joker_used[seat - 1],
         went_out=state.went_out,
         round_scores=scores,

@@ -337,7 +337,7 @@ MUTATIONS = (
     ),
     dropped(
         "a release frees the player from that table only",
-        MATCHMAKING,
+        PRESENCE,
         "when=Equals(Player.TABLE_ID, table_id),",
         "test_a_release_frees_the_player_from_that_table_only",
     ),

@@ -17,10 +17,20 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+import local
 from infra import manifest
+from infra.config import Config
 from services.common.events import EVENT_TYPES, EventEnvelope
-from services.common.protocol import ARENA_STAKES, PROTOCOL_VERSION, ServiceErrorCode
+from services.common.protocol import (
+    ARENA_STAKES,
+    CLOSE_MEANINGS,
+    PROTOCOL_VERSION,
+    CloseCode,
+    ServiceErrorCode,
+)
+from services.common.settings import Settings
 from shared_engine import ERROR_CODES, commitment, shuffled
+from shared_engine.rules import JOKER_BUTTON_COST
 from tools import schemas
 from tools.schemas import asyncapi, common, events, protocol
 
@@ -382,6 +392,21 @@ def test_the_view_is_typed_down_to_moves_seats_and_tiles() -> None:
     assert score.endswith("/ScoreView") and "TeamScore" not in found
 
 
+def test_the_view_says_what_the_joker_button_costs_before_it_is_pressed() -> None:
+    """JOKER-1: every view carries the button's cost beside the account's spare jokers (a
+    practice table's too), and ``legal_actions`` says when it lists ``joker_button``."""
+    view = _schemas()["TableView"]
+    assert {"joker_button_cost", "account_jokers", "joker_button_used"} <= set(view["required"])
+    cost = view["properties"]["joker_button_cost"]
+    assert cost["type"] == "integer" and "JOKER-1" in cost["description"]
+    assert "practice" in cost["description"]
+    legal = view["properties"]["legal_actions"]["description"]
+    for named in ("`joker_button`", "JOKER-1", "`account_jokers`", "`joker_button_cost`"):
+        assert named in legal, named
+    for example in _asyncapi()["components"]["messages"]["ViewMessage"]["examples"]:
+        assert example["payload"]["view"]["joker_button_cost"] == JOKER_BUTTON_COST
+
+
 def test_enums_are_named_and_complete() -> None:
     found = _schemas()
     code = found["ErrorMessage"]["properties"]["code"]
@@ -414,6 +439,58 @@ def test_the_channel_and_the_identity_are_in_the_contract() -> None:
         assert name in document["components"]["schemas"]
     description = document["info"]["description"]
     assert "`cid`" in description and "`ping`" in description and "Versioning" in description
+
+
+def test_the_contract_names_the_local_server_too() -> None:
+    """A client built from the contract alone finds ``python -m local`` in ``servers``."""
+    document = _asyncapi()
+    local_server = document["servers"][asyncapi.LOCAL_SERVER]
+    assert (local_server["protocol"], local_server["host"]) == ("ws", "127.0.0.1:{port}")
+    assert local_server["variables"]["port"]["default"] == str(local.DEFAULT_PORT)
+    assert local_server["security"] == document["servers"][asyncapi.SERVER]["security"]
+    channel = document["channels"][asyncapi.CHANNEL]
+    assert {"$ref": f"#/servers/{asyncapi.LOCAL_SERVER}"} in channel["servers"]
+    assert local.STAGE in channel["parameters"]["stage"]["examples"]
+    url = f"ws://127.0.0.1:{local.DEFAULT_PORT}/{local.STAGE}"
+    assert url in local_server["description"]
+    assert url in (ROOT / schemas.PROTOCOL_MD).read_text(encoding="utf-8")
+
+
+def test_rate_limits_and_close_codes_are_the_ones_the_code_runs_with() -> None:
+    """The figures in the contract are the settings', the stage's and the protocol's, in
+    its extensions and in its prose alike; no close code is an application code."""
+    settings, stage = Settings(), Config()
+    channel = _asyncapi()["channels"][asyncapi.CHANNEL]
+    limits = channel["x-rate-limits"]
+    connection, invites = limits["per_connection"], limits["invite_codes"]
+    assert (connection["burst"], connection["per_second"]) == (
+        settings.message_burst,
+        settings.messages_per_second,
+    )
+    assert (invites["attempts"], invites["window_seconds"]) == (
+        settings.join_attempts,
+        settings.join_window_seconds,
+    )
+    assert (limits["stage"]["burst"], limits["stage"]["per_second"]) == (
+        stage.throttle_burst,
+        stage.throttle_rate,
+    )
+    assert {connection["refusal"], invites["refusal"]} == {"rate_limited"}
+    codes = channel["x-close-codes"]
+    assert codes == {str(int(code)): CLOSE_MEANINGS[code] for code in CloseCode}
+    assert not [code for code in codes if 4000 <= int(code) <= 4999]
+    burst = f"{settings.message_burst} messages at once, then {settings.messages_per_second:g}"
+    protocol_md = (ROOT / schemas.PROTOCOL_MD).read_text(encoding="utf-8")
+    for text in (_asyncapi()["info"]["description"], protocol_md):
+        assert burst in text and "`rate_limited`" in text
+        assert all(f"`{code}`" in text for code in codes)
+
+
+def test_the_contract_says_how_generators_of_asyncapi_3_0_read_it() -> None:
+    """tests/contract checks the claim itself (the relabeled copy is valid 3.0, same models)."""
+    protocol_md = (ROOT / schemas.PROTOCOL_MD).read_text(encoding="utf-8")
+    for text in (_asyncapi()["info"]["description"], protocol_md):
+        assert "`3.0.0`" in text and "@asyncapi/modelina" in text and "file URL" in text
 
 
 def test_every_client_message_names_its_answers() -> None:

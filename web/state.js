@@ -381,6 +381,18 @@ export function moveOptions(state) {
   return { on, why };
 }
 
+/**
+ * A move button's tooltip as [translation key, parameters], or null: why it is off, else,
+ * for the joker button, what pressing it spends (JOKER-1: the view's `joker_button_cost` of
+ * the account's `account_jokers`, at a practice table as at any other), before it is pressed.
+ */
+export function buttonTitle(state, type, why) {
+  if (why[type]) return [why[type], {}];
+  if (type !== "joker_button") return null;
+  const v = state.view.view;
+  return ["action.jokerCost", { cost: v.joker_button_cost, n: v.account_jokers }];
+}
+
 // --- the selection --------------------------------------------------------------------
 
 export function toggleTile(state, i) {

@@ -43,6 +43,7 @@ from services.common.unit_of_work import (
     Write,
     all_of,
 )
+from shared_engine.rules import JOKER_BUTTON_COST
 
 BALANCE = "BALANCE"
 DAY_LIMIT = ConditionFailed("day_limit")
@@ -218,12 +219,13 @@ def escrow(table_id: str, seats: dict[int, SeatPlayer], stake: int) -> list[Post
 
 
 def joker_debit(table_id: str, round_number: int, player_id: str) -> Posting:
-    """JOKER-1: one spare joker, once per round per player, paid with the move."""
+    """JOKER-1: the button's cost in spare jokers, once per round per player, paid with the
+    move, at every table (a practice table too)."""
     return Posting(
         player_id,
         f"{table_id}:joker:{round_number}",
         "joker",
-        jokers=-1,
+        jokers=-JOKER_BUTTON_COST,
         match=table_id,
         guarded=True,
     )

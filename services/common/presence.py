@@ -101,3 +101,15 @@ class PresenceStore:
         )
         assert isinstance(done, Committed) and done.after is not None
         return Player.from_item(done.after)
+
+    @staticmethod
+    def leave_table(player_id: str, table_id: str) -> Update:
+        """The match at ``table_id`` is over for this player, who may queue again: only while
+        their item still seats them there (``LostRace`` if they moved on since)."""
+        return Update(
+            "players",
+            Player.key_of(player_id),
+            remove=Player.SEATED,
+            when=Equals(Player.TABLE_ID, table_id),
+            refusal=LostRace((player_id,)),
+        )

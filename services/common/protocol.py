@@ -10,6 +10,7 @@ are open (the server may add fields, and clients ignore what they do not
 know): that asymmetry is the versioning rule of docs/protocol.md.
 """
 
+from enum import IntEnum
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -28,6 +29,41 @@ PROTOCOL_VERSION = 1
 ARENA_STAKES: Final[tuple[int, ...]] = Settings.model_fields["arena_stakes"].default
 IDLE_SECONDS: Final = 600
 """API Gateway closes a connection that carried no message for this long."""
+
+
+class CloseCode(IntEnum):
+    """The WebSocket close codes (RFC 6455) a client may see, each with what it asks of the
+    client in ``CLOSE_MEANINGS``. The services never close a connection to refuse a message
+    (a refusal is an ``error`` message on the open connection), so none is an application
+    code (4000-4999)."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001
+    ABNORMAL = 1006
+    POLICY_VIOLATION = 1008
+    TOO_BIG = 1009
+    INTERNAL_ERROR = 1011
+    SERVICE_RESTART = 1012
+
+
+CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
+    CloseCode.NORMAL: "Closed on purpose: an operator ended the connection (`@connections` "
+    "DELETE, `python -m ops kick`). Reconnect only when the person asks to.",
+    CloseCode.GOING_AWAY: "API Gateway ended a connection idle for 10 minutes or open for 2 "
+    "hours, or the local stack is stopping. Reconnect and send `sync`.",
+    CloseCode.ABNORMAL: "No close frame at all (seen by the client only): the network or the "
+    "server went away. Reconnect with a growing delay, then send `sync`.",
+    CloseCode.POLICY_VIOLATION: "API Gateway refused a client sending too many messages (the "
+    "stage's throttle). Wait a few seconds, reconnect, and send more slowly.",
+    CloseCode.TOO_BIG: "A message over API Gateway's 128 KB (the local stack answers one of "
+    "128 to 512 KB with `message_too_large` and closes on a larger one). Reconnect; the "
+    "services refuse any message over their own limit with `message_too_large` anyway.",
+    CloseCode.INTERNAL_ERROR: "API Gateway failed inside. Reconnect with a growing delay, then "
+    "send `sync`.",
+    CloseCode.SERVICE_RESTART: "API Gateway is restarting. Reconnect with a growing delay, then "
+    "send `sync`.",
+}
+"""What each close code means for a client: the contract's ``x-close-codes``."""
 
 TableId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 PlayerId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -377,7 +413,9 @@ class RoundResultMessage(ServerMessageBase):
 
 
 class MatchResultMessage(ServerMessageBase):
-    """The match is over: the winning team, the totals and each seat's account change."""
+    """The match is over: the winning team, the totals and each seat's account change.
+    Its players are free when it arrives (the match's end freed the seats before it was
+    sent): ``queue``, ``create_table`` or ``rematch`` may follow at once."""
 
     type: Literal["match_result"] = "match_result"
     table_id: str

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from services.common import constants
 from services.common.ledger import Ledger, Posting
+from services.common.presence import PresenceStore
 from services.common.records import (
     ClosedRecord,
     LogEntry,
@@ -171,13 +172,25 @@ class GameStore:
             ]
         )
 
-    def record_score(self, old: TableRecord, new: TableRecord, scored: ScoreRecord) -> Outcome:
+    def record_score(
+        self,
+        old: TableRecord,
+        new: TableRecord,
+        scored: ScoreRecord,
+        leaving: Sequence[str] = (),
+    ) -> Outcome:
         """Score round ``old.round`` once: ``AlreadyDone`` for a duplicate,
-        ``VersionConflict`` if the table moved on."""
+        ``VersionConflict`` if the table moved on.
+
+        ``leaving``: the players a match's end frees, in the same write, so that the
+        ``match_result`` sent after it never meets a seat still held (``LostRace`` if one
+        of them is no longer seated here).
+        """
         return self._storage.commit(
             [
                 self._table_update(old, new),
                 Put("games", scored.to_item(), when=Absent(), refusal=AlreadyDone()),
+                *(PresenceStore.leave_table(player, old.table_id) for player in leaving),
             ]
         )
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from services.common.events import SeatPlayer
 from services.common.ledger import Ledger, Posting
+from services.common.presence import PresenceStore
 from services.common.records import (
     QUEUE_SHARDS,
     SEATS,
@@ -75,17 +76,7 @@ class PlayerStore:
 
     def release(self, player_id: str, table_id: str) -> None:
         """The match at ``table_id`` is over for this player: they may queue again."""
-        self._storage.commit(
-            [
-                Update(
-                    "players",
-                    Player.key_of(player_id),
-                    remove=Player.SEATED,
-                    when=Equals(Player.TABLE_ID, table_id),
-                    refusal=_moved(player_id),
-                )
-            ]
-        )
+        self._storage.commit([PresenceStore.leave_table(player_id, table_id)])
 
 
 class _Writes:

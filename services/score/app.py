@@ -1,7 +1,10 @@
 """Scoring a round and deciding the match: next round, tie-break, or the end.
 
 The score item of a round is written create-only with the new match totals, so
-a duplicated ``RoundEnded`` adds nothing twice.
+a duplicated ``RoundEnded`` adds nothing twice. The write that ends a match also
+frees its players: ``match_result`` is sent after it, and a player who queues the
+moment it arrives must find the seat released, not wait for ``MatchEnded`` to
+cross the relay and the bus.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from services.common.events import (
     TeamScore,
     is_practice,
 )
+from services.common.presence import PresenceStore
 from services.common.protocol import MatchResultMessage, RoundResultMessage
 from services.common.records import Outbound, ScoreRecord, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import AlreadyDone, Committed, VersionConflict
+from services.common.unit_of_work import AlreadyDone, Committed, LostRace, VersionConflict
 from shared_engine import account_rewards, decide_after_round, loads, score_round
 from shared_engine.match import TEAM_NAMES, SeatPresence, winner_of
 
@@ -35,11 +39,20 @@ def _presence(table: TableRecord) -> list[SeatPresence]:
     ]
 
 
+Scored = Committed | AlreadyDone | VersionConflict | LostRace
+
+
 class ScoreService:
     def __init__(
-        self, store: GameStore, views: ViewPusher, clock: Clock, telemetry: Telemetry
+        self,
+        store: GameStore,
+        presence: PresenceStore,
+        views: ViewPusher,
+        clock: Clock,
+        telemetry: Telemetry,
     ) -> None:
         self._store = store
+        self._presence = presence
         self._views = views
         self._after_write = AfterWrite(store, views, None)
         self._clock = clock
@@ -57,11 +70,13 @@ class ScoreService:
                 self._telemetry.info("score skipped", reason="already scored")
                 self._announce_again(table)
                 return
-            if not isinstance(outcome, VersionConflict):
+            if not isinstance(outcome, (VersionConflict, LostRace)):
                 return
-        raise RuntimeError(f"round {event.round}: the table moved on during every attempt")
+        raise RuntimeError(
+            f"round {event.round}: the table or its players moved on during every attempt"
+        )
 
-    def _score(self, table: TableRecord) -> Committed | AlreadyDone | VersionConflict | None:
+    def _score(self, table: TableRecord) -> Scored | None:
         """Score the round at the table; None if it is still running."""
         assert table.state is not None
         state = loads(table.state)
@@ -120,8 +135,9 @@ class ScoreService:
         record = ScoreRecord(
             table.table_id, table.round, scored.model_dump(mode="json"), tuple(outbox)
         )
-        outcome = self._store.record_score(table, new, record)
-        if not isinstance(outcome, (Committed, AlreadyDone, VersionConflict)):
+        leaving = self._seated_here(table) if decision.ended or decision.abandoned else []
+        outcome = self._store.record_score(table, new, record, leaving)
+        if not isinstance(outcome, (Committed, AlreadyDone, VersionConflict, LostRace)):
             raise RuntimeError(f"round {table.round} was not scored: {outcome}")
         if isinstance(outcome, Committed):
             self._telemetry.count("rounds_scored")
@@ -129,6 +145,17 @@ class ScoreService:
                 self._telemetry.count("matches_ended")
             self._announce(new, scored)
         return outcome
+
+    def _seated_here(self, table: TableRecord) -> list[str]:
+        """The table's players whose item still seats them at it: a redelivered score, or a
+        player seated elsewhere since (a table formed from outside), frees nobody twice."""
+        return [
+            player.player_id
+            for player in table.seats.values()
+            if not player.bot
+            and (found := self._presence.get_player(player.player_id)) is not None
+            and found.table_id == table.table_id
+        ]
 
     def _announce(self, table: TableRecord, scored: RoundScored) -> None:
         """Everyone's view, the round's result and, at the end, the match's result."""

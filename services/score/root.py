@@ -13,5 +13,9 @@ from services.score.app import ScoreService
 def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> ScoreService:
     wired = adapters(settings, clients)
     return ScoreService(
-        store=wired.store, views=wired.views, clock=SystemClock(), telemetry=telemetry
+        store=wired.store,
+        presence=wired.presence,
+        views=wired.views,
+        clock=SystemClock(),
+        telemetry=telemetry,
     )

@@ -234,6 +234,7 @@ def view(version: int = 3, **changes: Any) -> dict[str, Any]:
         "discard": ["4K", "2R"],
         "stock_size": 41,
         "account_jokers": 2,
+        "joker_button_cost": 1,
         "joker_button_used": False,
         "went_out": None,
         "round_scores": None,
@@ -537,6 +538,9 @@ def test_take_pile_and_draw(open_client: Callable[..., Any], server: Server) -> 
     )
     assert page.is_enabled('[data-testid="take-pile-button"]')
     assert page.is_enabled('[data-testid="joker-button"]')
+    # JOKER-1: what a press spends, before it is pressed.
+    joker_title = page.get_attribute('[data-testid="joker-button"]', "title")
+    assert joker_title == "Joker button — uses 1 of your 2 jokers"
     page.locator('[data-testid="hand-tile"][data-tile="7R"]').click()
     page.locator('[data-testid="hand-tile"][data-tile="7Y"]').click()
     page.locator('[data-testid="hand-tile"][data-tile="2Y"]').click()

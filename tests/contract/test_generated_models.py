@@ -62,6 +62,21 @@ def test_the_asyncapi_parser_finds_nothing_to_report(generated: Path) -> None:
     assert diagnostics == []
 
 
+def test_a_generator_of_asyncapi_3_0_reads_the_document_relabeled(generated: Path) -> None:
+    """What the document says of 3.0-only generators holds: relabeled ``3.0.0`` it is a
+    valid 3.0 document, and modelina given it as an object (not through the 3.1 parser)
+    makes the very interfaces the file URL gives."""
+    relabeled = json.loads((generated / "diagnostics-3.0.json").read_text(encoding="utf-8"))
+    # The parser only says that 3.1 is newer.
+    assert [d["code"] for d in relabeled] == ["asyncapi-latest-version"]
+    ours, theirs = generated / "ts" / "interfaces", generated / "relabeled-3.0"
+    names = _names(ours, ".ts")
+    assert len(names) > len(common.SERVER_MESSAGES) and _names(theirs, ".ts") == names
+    for name in sorted(names):
+        mine = (ours / f"{name}.ts").read_text(encoding="utf-8")
+        assert (theirs / f"{name}.ts").read_text(encoding="utf-8") == mine, name
+
+
 def _names(folder: Path, suffix: str) -> set[str]:
     return {p.stem for p in folder.glob(f"*{suffix}")}
 

@@ -11,6 +11,7 @@ nothing outlives its test on the shared moto server.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,9 +23,9 @@ from services.common.identities import host_bot_id
 from services.common.ledger import Ledger, Posting, escrow_account
 from services.common.records import queue_of
 from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
-from shared_engine import apply, parse_action, start_round
+from shared_engine import apply, loads, parse_action, start_round
 from shared_engine.search import level_policy
-from tests.integration.clients import play_match
+from tests.integration.clients import choose, play_match
 from tests.integration.harness import Harness
 from tests.integration.machine import executions, local_harness, settle_until
 
@@ -306,6 +307,46 @@ def test_concurrent_queue_attempts_by_one_player_make_one_entry(mm: Harness) -> 
 
     mm.send(conn, {"action": "leave"})
     settle_until(mm, all_executions_ended(mm))
+
+
+def play_until_the_round_is_over(harness: Harness, conns: dict[int, str], table_id: str) -> None:
+    """Every seat plays from its own latest view until the round's last move is written,
+    and nothing that follows that write has been delivered yet."""
+    rng = random.Random(7)
+    while not loads(harness.table(table_id).state or "").round_over:
+        turns = [
+            (conn, view)
+            for seat, conn in conns.items()
+            if (view := harness.last(conn)) is not None
+            and view["view"]["turn"] == seat
+            and view["view"]["legal_actions"]
+        ]
+        if not turns:
+            harness.settle()
+            continue
+        conn, view = turns[-1]
+        harness.play(conn, table_id, view["version"], choose(view, rng))
+
+
+def test_the_players_may_queue_as_soon_as_the_match_result_arrives(mm: Harness) -> None:
+    """The write that ends the match frees its seats: a ``queue`` sent the moment
+    ``match_result`` arrives is accepted, before the platform has relayed ``MatchEnded``."""
+    players = ["e1", "e2", "e3", "e4"]
+    conns = mm.start_table("qe", players)
+    dispatcher = mm.aws.dispatcher
+    while mm.last(conns[1], "match_result") is None:
+        play_until_the_round_is_over(mm, conns, "qe")
+        dispatcher.pump_stream()  # RoundEnded, relayed to the score queue
+        assert dispatcher.pump_queue("score") == 1
+        if mm.last(conns[1], "match_result") is None:
+            mm.settle()  # a tie: the tie-break round is dealt (MATCH-2)
+
+    mm.send(conns[1], {"action": "queue", "mode": "one_round", "cid": "again"})
+    (answer,) = [m for m in mm.received(conns[1]) if m.get("cid") == "again"]
+    assert answer["type"] == "queued", answer
+    for player in players[1:]:
+        assert not {"table_id", "seat"} & player_item(mm, player).keys(), player
+    leave_all(mm, [conns[1]])
 
 
 # --- leaving ---------------------------------------------------------------------------

@@ -238,8 +238,18 @@ SPECS = [
     Spec("relay.stream", EB, "PutEvents", "error", about="MatchEnded", exercises="retry"),
     # score: RoundEnded -> the score, the results.
     Spec("score.events", DB, "GetItem", "error", exercises="read the table"),
+    Spec("score.events", DB, "GetItem", "error", about=PLAYERS_TABLE, exercises="who it frees"),
     Spec("score.events", DB, "TransactWriteItems", "error", exercises="score not written"),
     Spec("score.events", DB, "TransactWriteItems", "timeout", exercises="scored, reply lost"),
+    Spec(
+        "score.events",
+        DB,
+        "TransactWriteItems",
+        "timeout",
+        nth=-1,
+        about=PLAYERS_TABLE,
+        exercises="the match ended and its players freed, reply lost",
+    ),
     Spec("score.events", WS, "PostToConnection", "error", exercises="scored, first push fails"),
     Spec("score.events", WS, "PostToConnection", "timeout", nth=-1, exercises="last result"),
     # ledger: MatchEnded -> the settlement.
@@ -247,7 +257,7 @@ SPECS = [
     Spec("ledger.events", DB, "TransactWriteItems", "timeout", exercises="booked, reply lost"),
     Spec("ledger.events", EB, "PutEvents", "error", exercises="booked, LedgerSettled lost"),
     Spec("ledger.events", EB, "PutEvents", "timeout", exercises="LedgerSettled twice"),
-    # matchmaking: MatchEnded -> the players are free again.
+    # matchmaking: MatchEnded -> the release the score's write made, asked again: no change.
     Spec("matchmaking.events", DB, "UpdateItem", "timeout", exercises="release, reply lost"),
 ]
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from services.common.events import RoundScored, TableFormed, TeamScore
+from services.common.events import RoundScored, SeatPlayer, TableFormed, TeamScore
+from services.common.ledger import Posting
 from services.common.presence import PresenceStore
 from services.common.store import GameStore
 from services.common.unit_of_work import Outcome
@@ -225,3 +226,25 @@ def test_a_late_table_formed_leaves_players_where_they_are(
         assert seated is not None
         assert (seated.table_id, seated.seat) == ("t2", seat), f"{player.player_id} moved back"
     assert snapshot(store, "t1") == before
+
+
+def test_a_practice_table_deals_each_player_their_spare_jokers_joker_1(
+    deal: DealService, store: GameStore, deps: dict[str, Any]
+) -> None:
+    """JOKER-1 (practice): a bot's seat makes the match practice (MATCH-3), and its players'
+    joker buttons still work with their own jokers: the deal reads each player's balance,
+    as at any table; a bot has no account and no spare joker."""
+    seats = {**PLAYERS, 3: SeatPlayer(player_id="bot-3", name="Bot", bot=True)}
+    for player, jokers in (("p1", 2), ("p2", 1), ("bot-3", 5)):
+        deps["ledger"].book([Posting(player, "welcome", "welcome", jokers=jokers)], 1.0)
+    formed = TableFormed(
+        table_id="t1",
+        mode=MatchMode.ONE_ROUND,
+        seats={str(s): p for s, p in seats.items()},  # type: ignore[misc]
+    )
+
+    deal.table_formed(formed)
+
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    assert loads(table.state).account_jokers == (2, 1, 0, 0)

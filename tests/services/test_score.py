@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from services.common.events import RoundEnded
+from services.common.presence import PresenceStore
 from services.common.store import GameStore
-from services.common.unit_of_work import Outcome, VersionConflict
+from services.common.unit_of_work import LostRace, Outcome, VersionConflict
 from services.score.app import ScoreService
 from shared_engine import MatchMode, RoundState, from_json, score_round, start_round
 from shared_engine.autoplay import auto_play_turn
-from tests.services.conftest import build, put_table, snapshot
+from tests.services.conftest import PLAYERS, build, put_table, seat_everyone, snapshot
 from tests.services.fakes import RecordingPusher
 
 pytestmark = pytest.mark.unit
@@ -190,10 +191,12 @@ def test_a_round_still_running_is_not_scored(score: ScoreService, store: GameSto
     assert snapshot(store, "t1") == before
 
 
-def test_a_version_conflict_is_retried(
-    score: ScoreService, store: GameStore, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("lost", [VersionConflict(), LostRace(("p1",))], ids=type)
+def test_a_lost_race_is_retried(
+    score: ScoreService, store: GameStore, monkeypatch: pytest.MonkeyPatch, lost: Outcome
 ) -> None:
-    """Presence and other writers may move the version on; scoring reads again."""
+    """Presence and other writers may move the version on, and a player the match's end
+    frees may have moved since the read; scoring reads again."""
     put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
     original = store.record_score
     calls: list[int] = []
@@ -201,7 +204,7 @@ def test_a_version_conflict_is_retried(
     def flaky(*args: Any, **kwargs: Any) -> Outcome:
         calls.append(1)
         if len(calls) == 1:
-            return VersionConflict()
+            return lost
         return original(*args, **kwargs)
 
     monkeypatch.setattr(store, "record_score", flaky)
@@ -233,3 +236,69 @@ def test_two_scorers_racing_score_once(
     assert table is not None
     assert (table.version, table.totals) == (61, (a.total, b.total))
     assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
+
+
+def _seats(presence: PresenceStore) -> dict[str, str | None]:
+    """Each player's table, as their item names it."""
+    return {
+        p.player_id: (found.table_id if (found := presence.get_player(p.player_id)) else None)
+        for p in PLAYERS.values()
+    }
+
+
+@pytest.mark.parametrize("left", [False, True], ids=["won", "abandoned"])
+def test_the_write_that_ends_the_match_frees_its_players(
+    score: ScoreService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    left: bool,
+) -> None:
+    """Once ``match_result`` is sent, a ``queue`` finds every player free: the score's write
+    freed them (a match won, or abandoned when every player left), not a later event. A
+    player the table no longer seats (seated elsewhere since) stays where they are."""
+    state = finished_round()
+    a, b = score_round(state)
+    if a.total == b.total:
+        pytest.skip("this seed ties")
+    # Every player gone after a round that is not the last: the table is abandoned.
+    mode = MatchMode.THREE_ROUNDS if left else MatchMode.ONE_ROUND
+    gone: dict[int, str | None] = dict.fromkeys(PLAYERS)
+    put_table(store, "t1", state, mode=mode, version=60, connections=gone if left else None)
+    seat_everyone(presence, "t1")
+    presence.seat_player("p4", "P4", "t-other", 2)
+
+    score.round_ended(_ended())
+
+    table = store.get_table("t1")
+    assert table is not None and table.status == ("aborted" if left else "finished")
+    assert _seats(presence) == {"p1": None, "p2": None, "p3": None, "p4": "t-other"}
+    for player in ("p1", "p2", "p3"):
+        assert presence.get_player(player).seat is None  # type: ignore[union-attr]
+    if not left:
+        assert [m["type"] for m in pusher.to("c1")][-1] == "match_result"
+
+
+def test_a_round_that_does_not_end_the_match_frees_nobody(
+    score: ScoreService, store: GameStore, presence: PresenceStore
+) -> None:
+    put_table(store, "t1", finished_round(), mode=MatchMode.THREE_ROUNDS, version=60)
+    seat_everyone(presence, "t1")
+    score.round_ended(_ended())
+    assert set(_seats(presence).values()) == {"t1"}
+
+
+def test_a_redelivered_end_frees_nobody_twice(
+    score: ScoreService, store: GameStore, presence: PresenceStore
+) -> None:
+    """A player freed by the match's end and seated at a new table since keeps the new
+    seat when the end is delivered again."""
+    state = finished_round()
+    put_table(store, "t1", state, version=60)
+    seat_everyone(presence, "t1")
+    score.round_ended(_ended())
+    presence.seat_player("p1", "P1", "t-next", 1)
+    before = snapshot(store, "t1")
+    score.round_ended(_ended())
+    assert snapshot(store, "t1") == before
+    assert presence.get_player("p1").table_id == "t-next"  # type: ignore[union-attr]

@@ -15,6 +15,7 @@ from services.common.events import (
     RoundStarted,
     SeatPlayer,
 )
+from services.common.ledger import Posting
 from services.common.presence import PresenceStore
 from services.common.protocol import Play
 from services.common.records import LogEntry, TableRecord
@@ -37,6 +38,7 @@ from shared_engine import (
 from shared_engine.autoplay import auto_play_step
 from shared_engine.bots import greedy_policy
 from shared_engine.search import level_policy
+from shared_engine.tiles import JOKER
 from tests.services.conftest import PLAYERS, SEATS, build, put_table, seat_everyone, snapshot
 from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers
 
@@ -776,3 +778,54 @@ def test_a_watched_table_is_written_a_turn_at_a_time_table_2(
     turns = [versions[i] for i in range(1, len(logs)) if seats[i] != seats[i - 1]]
     assert turns == [3, 4, 5], "one write for each of seats 2, 3 and 4"
     assert sorted(set(versions)) == [2, 3, 4, 5]
+
+
+# --- the joker button at a practice table (JOKER-1, MATCH-3) --------------------------------
+
+
+PRACTICE = {**PLAYERS, 4: SeatPlayer(player_id="bot-4", name="Bot", bot=True)}
+"""A bot in seat 4 from the start: the match is practice (MATCH-3)."""
+
+
+@pytest.mark.parametrize("spare", [2, 0], ids=["spare jokers", "none"])
+def test_the_joker_button_at_a_practice_table_debits_the_player_s_own_joker_joker_1(
+    *,
+    turn: TurnService,
+    deps: dict[str, Any],
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    spare: int,
+) -> None:
+    """JOKER-1 (practice): the button works as at any table and debits the player's joker,
+    with the move, once per round, only with a spare joker. Before the press, the seat's
+    view says what it costs and what the account holds."""
+    ledger = deps["ledger"]
+    if spare:
+        ledger.book([Posting("p2", "welcome", "welcome", jokers=spare)], 1.0)
+    dealt = start_round(SEED, account_jokers=(0, spare, 0, 0))
+    assert JOKER in dealt.stock, "this deal leaves a joker to take"
+    put_table(store, "t1", dealt, seats=PRACTICE, connections={1: "c1", 2: "c2", 3: "c3"})
+    seat_everyone(presence, "t1")
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    (offered,) = pusher.to("c2", "view")
+    assert offered["match"]["practice"] is True
+    view = offered["view"]
+    assert (view["joker_button_cost"], view["account_jokers"]) == (1, spare)
+    assert ({"type": "joker_button"} in view["legal_actions"]) is (spare > 0)
+    before = snapshot(store, "t1")
+
+    turn.play("p2", "c2", _play("t1", 2, {"type": "joker_button"}))
+
+    entries = [e["sk"] for e in ledger.entries("p2") if e["purpose"] == "joker"]
+    if not spare:
+        assert [e["code"] for e in pusher.to("c2", "error")] == ["joker_button_unavailable"]
+        assert snapshot(store, "t1") == before and entries == []
+        return
+    assert ledger.balance("p2").jokers == spare - 1
+    assert entries == ["ENTRY#t1:joker:1"]
+    (log,) = [e for e in _logs(store) if e.action == {"type": "joker_button"}]
+    assert (log.seat, log.version) == (2, 2), "the press is the move on the version read"
+    pressed = pusher.to("c2", "view")[-1]["view"]
+    assert (pressed["account_jokers"], pressed["joker_button_used"]) == (spare - 1, True)
+    assert "JK" in pressed["hand"]

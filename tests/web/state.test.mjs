@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { setLang, t } from "../../web/i18n.js";
 import * as S from "../../web/state.js";
 
 
@@ -327,4 +328,22 @@ test("play again starts what the player started, else the same length and varian
   assert.deepEqual(S.playAgainMessage(state, match), state.started);
   state.dialog = { kind: "match" };
   assert.equal(S.dialogClosed(state, "again"), true, "playing again leaves the ended table");
+});
+
+test("the joker button says what it costs before it is pressed, at a practice table too (JOKER-1)", async () => {
+  const legal = [{ type: "draw" }, { type: "joker_button" }];
+  const practice = { match: { mode: "one_round", variant: "twos-meld", stake: 0, round: 1, totals: { A: 0, B: 0 }, status: "playing", practice: true } };
+  const state = atTable(viewMessage(3, { phase: "draw", legal_actions: legal, account_jokers: 2, joker_button_cost: 1 }, practice));
+  const { on, why } = S.moveOptions(state);
+  assert.equal(on.joker_button, true);
+  assert.deepEqual(S.buttonTitle(state, "joker_button", why), ["action.jokerCost", { cost: 1, n: 2 }]);
+  await setLang("en", { save: false });
+  assert.equal(t(...S.buttonTitle(state, "joker_button", why)), "Joker button — uses 1 of your 2 jokers");
+  // The view's figures, not the client's: another cost or balance reads as the server says.
+  S.receive(state, viewMessage(4, { phase: "draw", legal_actions: legal, account_jokers: 1, joker_button_cost: 1 }, practice));
+  assert.equal(t(...S.buttonTitle(state, "joker_button", S.moveOptions(state).why)), "Joker button — uses 1 of your 1 joker");
+  // Off for a reason: the reason, as before; the other buttons say nothing when they are on.
+  S.receive(state, viewMessage(5, { phase: "draw", legal_actions: [{ type: "draw" }], account_jokers: 0, joker_button_cost: 1 }, practice));
+  assert.deepEqual(S.buttonTitle(state, "joker_button", S.moveOptions(state).why), ["why.noSpareJoker", {}]);
+  assert.equal(S.buttonTitle(state, "draw", S.moveOptions(state).why), null);
 });

@@ -14,6 +14,8 @@ from typing import Any, Final
 
 from pydantic import TypeAdapter
 
+from local import DEFAULT_PORT as LOCAL_PORT
+from local import STAGE as LOCAL_STAGE
 from services.common.auth import MAX_TOKEN_CHARS
 from services.common.protocol import (
     IDLE_SECONDS,
@@ -44,9 +46,11 @@ from tools.schemas.common import (
     tag_of,
 )
 from tools.schemas.examples import examples
+from tools.schemas.limits import CLOSE_TEXT, RATE_TEXT, close_codes, rate_limits
 
 CHANNEL: Final = "table"
 SERVER: Final = "aws"
+LOCAL_SERVER: Final = "local"
 
 
 def _asyncapi_schema(node: Any) -> Any:
@@ -228,6 +232,9 @@ def asyncapi() -> dict[str, Any]:
                     "idle_minutes": IDLE_SECONDS // 60,
                     "version_rule": VERSION_RULE,
                     "command": COMMAND,
+                    "rate_limits": RATE_TEXT,
+                    "close_codes": CLOSE_TEXT,
+                    "local_stage": LOCAL_STAGE,
                 },
             ),
         },
@@ -237,10 +244,7 @@ def asyncapi() -> dict[str, Any]:
                 "host": "{apiId}.execute-api.{region}.amazonaws.com",
                 "protocol": "wss",
                 "title": "API Gateway WebSocket API",
-                "description": (
-                    "The deployed API. Locally, `python -m local` serves the same protocol "
-                    "at ws://127.0.0.1:8080/ws."
-                ),
+                "description": "The deployed API: its stage URL is an output of the CDK stack.",
                 "variables": {
                     "apiId": {
                         "description": "The WebSocket API's id (an output of the CDK stack).",
@@ -249,7 +253,24 @@ def asyncapi() -> dict[str, Any]:
                     "region": {"default": DEFAULT_REGION, "description": "The AWS region."},
                 },
                 "security": [{"$ref": "#/components/securitySchemes/token"}],
-            }
+            },
+            LOCAL_SERVER: {
+                "host": "127.0.0.1:{port}",
+                "protocol": "ws",
+                "title": "The local stack",
+                "description": (
+                    "`python -m local`: the same handlers on an embedded AWS, at "
+                    f"ws://127.0.0.1:{LOCAL_PORT}/{LOCAL_STAGE} (the stage `{LOCAL_STAGE}`); "
+                    "its own token issuer signs in a name at `POST /api/signin`."
+                ),
+                "variables": {
+                    "port": {
+                        "default": str(LOCAL_PORT),
+                        "description": "The port given to `python -m local --port`.",
+                    }
+                },
+                "security": [{"$ref": "#/components/securitySchemes/token"}],
+            },
         },
         "channels": {
             CHANNEL: {
@@ -257,8 +278,8 @@ def asyncapi() -> dict[str, Any]:
                 "parameters": {
                     "stage": {
                         "default": "prod",
-                        "examples": ["prod", "dev", "ws"],
-                        "description": "The API stage (`ws` on the local stack).",
+                        "examples": ["prod", "dev", LOCAL_STAGE],
+                        "description": f"The API stage (`{LOCAL_STAGE}` on the local stack).",
                     }
                 },
                 "title": "The player's connection",
@@ -267,7 +288,7 @@ def asyncapi() -> dict[str, Any]:
                     "messages are routed on `action`; the server pushes its messages to "
                     "the connection through the `@connections` management API."
                 ),
-                "servers": [{"$ref": f"#/servers/{SERVER}"}],
+                "servers": [{"$ref": f"#/servers/{name}"} for name in (SERVER, LOCAL_SERVER)],
                 "messages": {name: {"$ref": f"#/components/messages/{name}"} for name in messages},
                 "bindings": {
                     "ws": {
@@ -290,6 +311,8 @@ def asyncapi() -> dict[str, Any]:
                     }
                 },
                 "x-route-selection-expression": "$request.body.action",
+                "x-rate-limits": rate_limits(),
+                "x-close-codes": close_codes(),
             }
         },
         "operations": operations,

@@ -13,6 +13,8 @@ from typing import Any, Final, get_args
 
 from pydantic import BaseModel
 
+from local import DEFAULT_PORT as LOCAL_PORT
+from local import STAGE as LOCAL_STAGE
 from services.common.protocol import (
     ARENA_STAKES,
     IDLE_SECONDS,
@@ -43,6 +45,7 @@ from tools.schemas.common import (
     tag_of,
 )
 from tools.schemas.examples import examples
+from tools.schemas.limits import CLOSE_INTRO, RATE_TEXT, close_codes
 
 ERRORS: Final = table("errors.toml")
 ENGINE_ERRORS: Final[dict[str, str]] = ERRORS["engine"]
@@ -228,5 +231,10 @@ def protocol_md() -> str:
             "turn_seconds": TURN_SECONDS,
             "max_message_bytes": MAX_MESSAGE_BYTES,
             "max_message_kb": MAX_MESSAGE_BYTES // 1024,
+            "local_url": f"ws://127.0.0.1:{LOCAL_PORT}/{LOCAL_STAGE}",
+            "local_stage": LOCAL_STAGE,
+            "rate_limits": RATE_TEXT,
+            "close_codes": CLOSE_INTRO,
+            "close_table": "\n".join(f"| `{c}` | {_cell(m)} |" for c, m in close_codes().items()),
         },
     )

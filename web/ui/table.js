@@ -2,7 +2,7 @@
 // {tile(i), meld(rank), suggestion(action), moreSuggestions()}.
 
 import { fmtNum, t } from "../i18n.js";
-import { PHRASES, handHints, legalTypes, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, wildsOf } from "../state.js";
+import { PHRASES, buttonTitle, handHints, legalTypes, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, wildsOf } from "../state.js";
 import { multiset } from "../tiles.js";
 import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
@@ -327,7 +327,8 @@ export function renderActions(state, conn) {
     button.disabled = !(canAct && on[type]);
     button.dataset.legal = types.has(type) ? "true" : "false";
     button.dataset.why = why[type] || "";
-    if (why[type]) button.title = t(why[type]);
+    const title = buttonTitle(state, type, why);
+    if (title) button.title = t(...title);
     else button.removeAttribute("title");
   }
   $("joker-count").textContent = fmtNum(state.view.view.account_jokers);
