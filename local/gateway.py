@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import json
-import re
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,11 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
+from pydantic import ValidationError
 
 from infra import manifest
 from local.dispatcher import LambdaContext, load, websocket_event
-from local.issuer import DISCOVERY_PATH, JWKS_PATH, LocalIssuer
+from local.issuer import DISCOVERY_PATH, JWKS_PATH, Accounts, LocalIssuer
 from services.common.auth import Identity
+from services.common.names import NAME_RULE
+from services.common.protocol import SignInError, SignInRequest, SignInResponse
 from services.common.tableviews import error_message
 
 _WEBSOCKET = manifest.websocket_routes()
@@ -56,12 +56,23 @@ MESSAGE_LIMIT = 128 * 1024
 """API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
 READ_LIMIT = 4 * MESSAGE_LIMIT
 """What the socket reads at all; a larger message closes it (1009), as API Gateway would."""
-NAME = re.compile(r"^[\w .'-]{1,24}$")
+NAME_ERRORS = frozenset({"string_pattern_mismatch", "string_too_short", "string_too_long"})
+"""How pydantic says a name is text but not a display name."""
 
 
-def player_id_for(name: str) -> str:
-    """Local sign-in: the same name is the same account for as long as the stack runs."""
-    return "p-" + hashlib.sha256(name.strip().lower().encode()).hexdigest()[:12]
+def signin_refusal(exc: ValidationError) -> tuple[int, SignInError]:
+    """The status and body for a sign-in request that is not a ``SignInRequest``."""
+    first = exc.errors()[0]
+    if first["loc"] == ("name",) and first["type"] in NAME_ERRORS:
+        return 400, SignInError(code="invalid_name", error=f"a name is {NAME_RULE}")
+    where = ".".join(str(part) for part in first["loc"]) or "body"
+    return 400, SignInError(
+        code="malformed", error=f'send {{"name": "...", "secret": "..."}}: {where}: {first["msg"]}'
+    )
+
+
+def answer(status: int, body: SignInError | SignInResponse) -> web.Response:
+    return web.json_response(body.model_dump(mode="json"), status=status)
 
 
 def refusal(kind: WSMsgType, size: int) -> dict[str, Any]:
@@ -97,8 +108,7 @@ class Gateway:
         self._on_queue = on_queue
         self._config = config or {}
         self._sockets: dict[str, web.WebSocketResponse] = {}
-        self._owners: dict[str, str] = {}
-        """Player id → the SHA-256 of the secret its name's first sign-in got."""
+        self._accounts = Accounts()
         self._authorized: dict[str, dict[str, Any]] = {}
         self._sending: set[asyncio.Future[None]] = set()
         """Frames being written (kept referenced until done)."""
@@ -183,53 +193,31 @@ class Gateway:
 
     async def _signin(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-            name = str(body["name"]).strip()
-        except (ValueError, KeyError, TypeError):
-            return web.json_response({"error": 'send {"name": "..."}'}, status=400)
-        if not NAME.match(name):
-            return web.json_response(
-                {"error": "a name is 1 to 24 letters, digits or spaces"}, status=400
+            asked = SignInRequest.model_validate_json(await request.read())
+        except ValidationError as exc:
+            return answer(*signin_refusal(exc))
+        signed = self._accounts.sign_in(asked.name, asked.secret)
+        if signed is None:
+            return answer(
+                409,
+                SignInError(
+                    code="name_taken",
+                    error=f"the name {asked.name!r} is taken on this server (or one that looks "
+                    "like it): pick another name, or sign in from the browser that first used it",
+                ),
             )
-        identity = Identity(player_id_for(name), name)
-        secret = self._claim_name(identity.player_id, body.get("secret"))
-        if secret is None:
-            return web.json_response(
-                {
-                    "error": f"the name {name!r} is taken on this server: pick another name, "
-                    "or sign in from the browser that first used it",
-                    "code": "name_taken",
-                },
-                status=409,
-            )
+        identity, secret = signed
         if self._on_signin is not None:
             await self._run(lambda: self._on_signin(identity) if self._on_signin else None)
-        return web.json_response(
-            {
-                "token": self._issuer.issue(identity),
-                "player_id": identity.player_id,
-                "name": name,
-                "secret": secret,
-            }
+        return answer(
+            200,
+            SignInResponse(
+                token=self._issuer.issue(identity),
+                player_id=identity.player_id,
+                name=identity.name,
+                secret=secret,
+            ),
         )
-
-    def _claim_name(self, player_id: str, secret: object) -> str | None:
-        """The name's secret if ``secret`` proves it (or the name is new); None if taken.
-
-        The first sign-in under a name gets a secret the browser keeps; a later
-        sign-in under that name must show it, so nobody takes over another's
-        seat, points or table by typing their name.
-        """
-        kept = self._owners.get(player_id)
-        if kept is None:
-            fresh = secrets.token_urlsafe(18)
-            self._owners[player_id] = hashlib.sha256(fresh.encode()).hexdigest()
-            return fresh
-        if isinstance(secret, str) and hmac.compare_digest(
-            kept, hashlib.sha256(secret.encode()).hexdigest()
-        ):
-            return secret
-        return None
 
     # --- WebSocket ------------------------------------------------------------------
 

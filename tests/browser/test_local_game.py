@@ -45,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from local.gateway import player_id_for
+from local.issuer import player_id_for
 from services.common import constants
 from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.records import TableRecord, table_key

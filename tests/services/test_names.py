@@ -3,7 +3,8 @@
 The shape is one pattern for the server and the contract; sameness is UTS #39's
 skeleton over a folded name, so that nobody can display as another player with
 the same letters from another script, in fullwidth, in another case, with a
-doubled space or a trailing dot.
+doubled space or a trailing dot. Where names are unique (the local sign-in's
+accounts) they are unique by skeleton.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from local.issuer import Accounts
 from services.common.names import DISPLAY_NAME, MAX_NAME_CHARS, display_name, skeletons
 
 pytestmark = pytest.mark.unit
@@ -95,3 +97,15 @@ def test_names_that_differ_to_the_eye_stay_apart(pair: tuple[str, str]) -> None:
     first, second = pair
     assert not skeletons(first) & skeletons(second)
 
+
+@pytest.mark.parametrize("pair", LOOK_ALIKES.values(), ids=LOOK_ALIKES.keys())
+def test_a_look_alike_of_an_account_s_name_needs_its_secret(pair: tuple[str, str]) -> None:
+    first, second = pair
+    accounts = Accounts()
+    signed = accounts.sign_in(first, None)
+    assert signed is not None
+    identity, secret = signed
+    assert accounts.sign_in(second, None) is None
+    assert accounts.sign_in(second, "guessed") is None
+    assert accounts.sign_in(second, secret) == (identity, secret)
+    assert identity.name == first, "the account keeps the name its first sign-in chose"
