@@ -25,10 +25,12 @@ another exception:
 - ``sub`` a player id: 1-64 characters of letters, digits and ``._@|+=-``.
   No colon, so no token names a ledger account such as ``house:bots``.
 
-The player id is ``sub``; the display name the first present of
-``preferred_username``, ``name``, ``cognito:username``, ``username``
-(Cognito's ID tokens carry ``cognito:username``, access tokens ``username``),
-cut to 32 characters, else ``Player``.
+The player id is ``sub``; the display name the first of ``preferred_username``,
+``name``, ``cognito:username``, ``username`` (Cognito's ID tokens carry
+``cognito:username``, access tokens ``username``) that, cut to 24 characters, is
+a display name (``services.common.names``: no invisible, control or symbol
+character gets to the table from any issuer), else ``Player``. A bot's token
+(the local stack's ``bot-`` ids) keeps its name as the game gave it.
 
 PyJWT (with cryptography) is imported where a token is verified, not with this
 module: the connect and disconnect functions import the identity types but never
@@ -43,7 +45,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from services.common.events import is_bot_id
 from services.common.frozen import Frozen
+from services.common.names import display_name
 
 if TYPE_CHECKING:
     import jwt
@@ -61,7 +65,7 @@ MAX_KEY_AGE_SECONDS = 3600
 """Known keys are fetched again after an hour, so a key the issuer withdrew stops working."""
 FETCH_TIMEOUT_SECONDS = 3.0
 NAME_CLAIMS = ("preferred_username", "name", "cognito:username", "username")
-MAX_NAME = 32
+MAX_BOT_NAME = 32
 PLAYER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@|+=-]{0,63}$")
 COGNITO_ISSUER = re.compile(r"^https://cognito-idp\.[a-z0-9-]+\.amazonaws\.com/[\w-]+$")
 
@@ -222,9 +226,14 @@ class TokenVerifier:
         player_id = claims.get("sub")
         if not isinstance(player_id, str) or not PLAYER_ID.match(player_id):
             raise InvalidToken("sub is not a player id")
-        for claim in NAME_CLAIMS:
-            value = claims.get(claim)
-            name = value.strip()[:MAX_NAME].strip() if isinstance(value, str) else ""
-            if name:
-                return Identity(player_id, name)
-        return Identity(player_id, "Player")
+        read = _bot_name if is_bot_id(player_id) else display_name
+        names = (read(claims.get(claim)) for claim in NAME_CLAIMS)
+        return Identity(player_id, next((name for name in names if name), "Player"))
+
+
+def _bot_name(value: object) -> str | None:
+    """A bot's name is the game's own (``Ada (bot)``): outside the rule of people's names
+    on purpose, so that no person is named like a bot."""
+    if not isinstance(value, str):
+        return None
+    return value.strip()[:MAX_BOT_NAME].strip() or None

@@ -514,8 +514,9 @@ class TokenClaims(BaseModel):
     sub: PlayerId
     """The player's account id."""
     name: str = Field(min_length=1, max_length=32)
-    """The name shown at the table (from Cognito: ``preferred_username`` or
-    ``cognito:username``; the authorizer cuts it to 32 characters)."""
+    """The name the local issuer signed in (a display name). The authorizer shows the
+    first of ``preferred_username``, ``name``, ``cognito:username``, ``username`` that is a
+    display name once cut to 24 characters, else ``Player``."""
     exp: int
     """Epoch seconds after which the token is refused: sign in again before."""
 

@@ -24,6 +24,7 @@ from services.common.auth import (
     Issuer,
     TokenVerifier,
 )
+from services.common.names import MAX_NAME_CHARS
 from tests import cognito
 from tests.cognito import (
     CLIENT,
@@ -88,9 +89,32 @@ def test_the_display_name_prefers_the_players_chosen_name(
     assert verifier.verify(token).name == "Ann the Bold"
     assert verifier.verify(pool.sign(id_claims(clock, name="Ann B."))).name == "Ann B."
     long = verifier.verify(pool.sign(id_claims(clock, preferred_username="x" * 80)))
-    assert long.name == "x" * 32
+    assert long.name == "x" * MAX_NAME_CHARS
     nameless = id_claims(clock, **{"cognito:username": None})
     assert verifier.verify(pool.sign(nameless)).name == "Player"
+
+
+@pytest.mark.parametrize(
+    "chosen",
+    ["A\u200bnn", "Ann\u202e", "Ann (bot)", "Ann\U0001f480", "<b>Ann</b>", "   ", 12345],
+    ids=repr,
+)
+def test_a_claimed_name_that_is_no_display_name_is_passed_over(
+    verifier: TokenVerifier, pool: LocalIssuer, clock: FakeClock, chosen: object
+) -> None:
+    """Every issuer's names meet the one rule of display names (services.common.names): no
+    invisible, control or bidi character and no bot's name reaches the table."""
+    token = pool.sign(id_claims(clock, preferred_username=chosen, name=chosen))
+    assert verifier.verify(token).name == "ann"
+    nameless = id_claims(clock, preferred_username=chosen, **{"cognito:username": None})
+    assert verifier.verify(pool.sign(nameless)).name == "Player"
+
+
+def test_a_bots_token_keeps_the_name_the_game_gave_it(
+    verifier: TokenVerifier, pool: LocalIssuer, clock: FakeClock
+) -> None:
+    claims = id_claims(clock, sub="bot-3f2a", name="Ada (bot)", **{"cognito:username": None})
+    assert verifier.verify(pool.sign(claims)) == Identity("bot-3f2a", "Ada (bot)")
 
 
 def test_a_generic_issuer_checks_aud_and_needs_no_token_use(clock: FakeClock) -> None:
