@@ -20,9 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from aiohttp import ClientSession, WSMsgType
+from pydantic import ValidationError
 
 from local.issuer import LocalIssuer
 from services.common.auth import Identity
+from services.common.protocol import Queue
 from shared_engine import MatchMode, action_to_wire
 from shared_engine.match import rounds_after
 from shared_engine.observation import state_from_view
@@ -100,14 +102,21 @@ class BotFiller:
         self._filling: set[str] = set()
         """Queues with a fill under way."""
 
-    def on_queue(self, message: dict[str, Any]) -> None:
+    def on_queue(self, message: object) -> None:
         """Called by the gateway on the event loop whenever a person asks to queue.
 
-        One fill per queue at a time: frames that arrive while a fill is
-        pending (a second tab, a resent or refused ``queue``) send no more bots.
+        The frame is read with the server's own model (``Queue``): one the
+        server refuses as malformed queues nobody, so it sends no bots and
+        raises nothing. One fill per queue at a time: frames that arrive while
+        a fill is pending (a second tab, a resent or refused ``queue``) send no
+        more bots.
         """
-        mode, variant = message.get("mode"), message.get("variant", "twos-meld")
-        stake = int(message.get("stake", 0)) if mode == "arena" else 0
+        try:
+            request = Queue.model_validate(message)
+        except ValidationError:
+            return
+        mode, variant = request.mode.value, request.variant
+        stake = request.stake if request.mode is MatchMode.ARENA else 0
         queue = f"{mode}:{variant}:{stake}"
         if queue in self._filling:
             return

@@ -96,7 +96,7 @@ class Gateway:
         *,
         routes: dict[str, str] | None = None,
         on_signin: Callable[[Identity], None] | None = None,
-        on_queue: Callable[[dict[str, Any]], None] | None = None,
+        on_queue: Callable[[object], None] | None = None,
         config: dict[str, Any] | None = None,
     ) -> None:
         self._issuer = issuer

@@ -107,6 +107,48 @@ def test_many_queue_frames_fill_a_waiting_queue_with_bots_once() -> None:
     assert (bots, tables) == (3, 1)
 
 
+REFUSED_QUEUES: list[object] = [
+    *(
+        {"action": "queue", "mode": "arena", "stake": stake}
+        for stake in ("abc", None, [], {}, float("inf"), float("nan"), "500", True, 1.5, -100)
+    ),
+    {"action": "queue", "mode": "arena", "stake": 100, "unknown": 1},
+    {"action": "queue", "mode": "five_rounds"},
+    {"action": "queue"},
+    None,
+    [],
+    "queue",
+    5,
+]
+"""Frames the server refuses as ``malformed`` (protocol.Queue), as the gateway hands them on."""
+
+
+def test_a_queue_frame_the_server_refuses_sends_no_bots_and_raises_nothing() -> None:
+    async def scenario() -> list[str]:
+        asked: list[str] = []
+
+        def waiting(queue: str) -> int:
+            asked.append(queue)
+            return 1
+
+        filler = BotFiller(
+            "ws://127.0.0.1:9/ws", served_issuer(), waiting=waiting, welcome=lambda _: None, grace=0
+        )
+
+        async def joins(token: str, first: dict[str, Any]) -> None:
+            return None
+
+        filler._run = joins  # type: ignore[method-assign]
+        for frame in REFUSED_QUEUES:
+            filler.on_queue(frame)
+        filler.on_queue({"action": "queue", "mode": "arena", "stake": 100})
+        await asyncio.sleep(0.3)
+        await filler.close()
+        return asked
+
+    assert set(asyncio.run(scenario())) == {"arena:twos-meld:100"}, "only the frame that parses"
+
+
 async def _signins(harness: Harness) -> list[tuple[int, dict[str, Any]]]:
     gateway = Gateway(served_issuer())
     runner, url = await _serve(gateway)
