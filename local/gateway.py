@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
+from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import ValidationError
 
 from infra import manifest
@@ -73,6 +75,25 @@ def signin_refusal(exc: ValidationError) -> tuple[int, SignInError]:
 
 def answer(status: int, body: SignInError | SignInResponse) -> web.Response:
     return web.json_response(body.model_dump(mode="json"), status=status)
+
+
+class ClientErrors(logging.Filter):
+    """aiohttp answers a request it cannot parse (a line over 8 KB, a broken header) with a
+    400, then logs it with a traceback at ERROR: the mistake is the client's, and one line
+    at INFO says so; a traceback in the gateway's log is always the server's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError) and 400 <= error.code < 500:
+            record.msg = f"{record.getMessage()}: {error.code} {error.message[:200]}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+CLIENT_ERRORS = ClientErrors()
 
 
 def refusal(kind: WSMsgType, size: int) -> dict[str, Any]:
@@ -123,10 +144,10 @@ class Gateway:
                 web.get(JWKS_PATH, self._jwks),
                 web.get(DISCOVERY_PATH, self._discovery),
                 web.get("/", self._index),
+                web.get("/web/{path:.*}", self._file),
             ]
         )
-        if WEB_ROOT.is_dir():
-            self.app.router.add_static("/web/", WEB_ROOT)
+        logging.getLogger("aiohttp.server").addFilter(CLIENT_ERRORS)
 
     # --- @connections ------------------------------------------------------------
 
@@ -172,6 +193,18 @@ class Gateway:
         if not index.exists():
             return web.Response(text="the web client is not installed", status=404)
         return web.FileResponse(index)
+
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        """A file of the web client; any path that names none is 404 (one too long for the
+        file system, a NUL in it, a way out of ``web/``), never a server error."""
+        try:
+            path = (WEB_ROOT / request.match_info["path"]).resolve()
+            found = path.is_relative_to(WEB_ROOT) and path.is_file()
+        except (OSError, ValueError):
+            found = False
+        if not found:
+            raise web.HTTPNotFound()
+        return web.FileResponse(path)
 
     async def _config_json(self, request: web.Request) -> web.Response:
         host = request.headers.get("Host", request.host)
