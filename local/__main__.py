@@ -28,7 +28,7 @@ from local.aws import LocalAws, start_moto
 from local.bots import BotFiller
 from local.console import Console, quiet_handler_logs
 from local.gateway import OPERATOR_PATH, Gateway
-from local.issuer import LocalIssuer
+from local.issuer import Accounts, LocalIssuer
 from services.common.auth import Identity
 from services.common.dynamo_storage import DynamoStorage
 from services.ledger import handler as ledger_handler
@@ -91,11 +91,13 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     def welcome(identity: Identity) -> None:
         ledger.welcome(identity.player_id, settings.welcome_points, settings.welcome_jokers)
 
+    accounts = Accounts()
     filler = BotFiller(
         f"ws://{args.host}:{args.port}/ws",
         issuer,
         waiting=lambda queue: len(queues.waiting(queue, 8)),
         welcome=welcome,
+        accounts=accounts,
     )
     gateway = Gateway(
         issuer,
@@ -104,6 +106,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
         fillers=filler.players,
         config={"turn_seconds": args.turn_seconds, "stakes": list(settings.arena_stakes)},
         iam=aws.iam,
+        accounts=accounts,
     )
     relay.target = gateway
     gateway.loop = asyncio.get_running_loop()

@@ -15,14 +15,15 @@ import contextlib
 import itertools
 import json
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import ClientSession, WSMsgType
+from pydantic import ValidationError
 
-from local.issuer import LocalIssuer
+from local.issuer import Accounts, LocalIssuer
 from services.common.auth import Identity
+from services.common.protocol import Queue
 from shared_engine import MatchMode, action_to_wire
 from shared_engine.match import rounds_after
 from shared_engine.observation import state_from_view
@@ -87,8 +88,12 @@ class BotFiller:
         grace: float = 2.0,
         pace: float = 0.4,
         settle: float = 10.0,
+        accounts: Accounts | None = None,
     ) -> None:
+        """``accounts``: the local sign-in's, shared with the gateway, so that each bot's
+        name is an account's and no person signs in under it or a look-alike of it."""
         self._ws_url = ws_url
+        self._accounts = accounts or Accounts()
         self._issuer = issuer
         self._waiting = waiting
         self._welcome = welcome
@@ -104,14 +109,21 @@ class BotFiller:
         The services cannot tell them from people, and need not: their matches settle like
         any. Only the gateway asks, so that a bot's own ``queue`` sends no more bots."""
 
-    def on_queue(self, message: dict[str, Any]) -> None:
+    def on_queue(self, message: object) -> None:
         """Called by the gateway on the event loop whenever a person asks to queue.
 
-        One fill per queue at a time: frames that arrive while a fill is
-        pending (a second tab, a resent or refused ``queue``) send no more bots.
+        The frame is read with the server's own model (``Queue``): one the
+        server refuses as malformed queues nobody, so it sends no bots and
+        raises nothing. One fill per queue at a time: frames that arrive while
+        a fill is pending (a second tab, a resent or refused ``queue``) send no
+        more bots.
         """
-        mode, variant = message.get("mode"), message.get("variant", "twos-meld")
-        stake = int(message.get("stake", 0)) if mode == "arena" else 0
+        try:
+            request = Queue.model_validate(message)
+        except ValidationError:
+            return
+        mode, variant = request.mode.value, request.variant
+        stake = request.stake if request.mode is MatchMode.ARENA else 0
         queue = f"{mode}:{variant}:{stake}"
         if queue in self._filling:
             return
@@ -128,8 +140,7 @@ class BotFiller:
         if waiting == 0:
             return
         for _ in range((4 - waiting % 4) % 4):
-            name = f"{next(self._names)} (bot)"
-            identity = Identity(f"bot-{uuid.uuid4().hex[:10]}", name)
+            identity = self._account()
             self.players.add(identity.player_id)
             await loop.run_in_executor(None, self._welcome, identity)
             token = self._issuer.issue(identity, ttl=6 * 3600)
@@ -143,6 +154,18 @@ class BotFiller:
             await asyncio.sleep(0.2)
             if await loop.run_in_executor(None, self._waiting, queue) % 4 == 0:
                 return
+
+    def _account(self) -> Identity:
+        """A new account for the next bot, under the next free name (``Ada bot``, then
+        ``Ada bot 2`` once every name has been taken)."""
+        for count in itertools.count(1):
+            base = f"{next(self._names)} bot"
+            round_ = (count - 1) // len(NAMES) + 1
+            name = base if round_ == 1 else f"{base} {round_}"
+            made = self._accounts.sign_in(name, None)
+            if made is not None:
+                return made[0]
+        raise AssertionError("unreachable: itertools.count never ends")
 
     async def _run(self, token: str, first: dict[str, Any]) -> None:
         try:

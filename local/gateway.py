@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import json
+import logging
 import re
 import secrets
 import time
@@ -42,14 +41,17 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
+from aiohttp.http_exceptions import HttpProcessingError
+from pydantic import ValidationError
 
 from infra import manifest
 from local import STAGE
 from local.dispatcher import LambdaContext, load, websocket_event
 from local.iam import ACCOUNT, IamEnforcer
-from local.issuer import DISCOVERY_PATH, JWKS_PATH, LocalIssuer
+from local.issuer import DISCOVERY_PATH, JWKS_PATH, Accounts, LocalIssuer
 from services.common.auth import Identity
-from services.common.protocol import CloseCode
+from services.common.names import NAME_RULE
+from services.common.protocol import CloseCode, SignInError, SignInRequest, SignInResponse
 from services.common.tableviews import error_message
 
 _WEBSOCKET = manifest.websocket_routes()
@@ -72,12 +74,42 @@ MESSAGE_LIMIT = 128 * 1024
 """API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
 READ_LIMIT = 4 * MESSAGE_LIMIT
 """What the socket reads at all; a larger message closes it (1009), as API Gateway would."""
-NAME = re.compile(r"[\w .'-]{1,24}")
+NAME_ERRORS = frozenset({"string_pattern_mismatch", "string_too_short", "string_too_long"})
+"""How pydantic says a name is text but not a display name."""
 
 
-def player_id_for(name: str) -> str:
-    """Local sign-in: the same name is the same account for as long as the stack runs."""
-    return "p-" + hashlib.sha256(name.strip().lower().encode()).hexdigest()[:12]
+def signin_refusal(exc: ValidationError) -> tuple[int, SignInError]:
+    """The status and body for a sign-in request that is not a ``SignInRequest``."""
+    first = exc.errors()[0]
+    if first["loc"] == ("name",) and first["type"] in NAME_ERRORS:
+        return 400, SignInError(code="invalid_name", error=f"a name is {NAME_RULE}")
+    where = ".".join(str(part) for part in first["loc"]) or "body"
+    return 400, SignInError(
+        code="malformed", error=f'send {{"name": "...", "secret": "..."}}: {where}: {first["msg"]}'
+    )
+
+
+def answer(status: int, body: SignInError | SignInResponse) -> web.Response:
+    return web.json_response(body.model_dump(mode="json"), status=status)
+
+
+class ClientErrors(logging.Filter):
+    """aiohttp answers a request it cannot parse (a line over 8 KB, a broken header) with a
+    400, then logs it with a traceback at ERROR: the mistake is the client's, and one line
+    at INFO says so; a traceback in the gateway's log is always the server's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError) and 400 <= error.code < 500:
+            record.msg = f"{record.getMessage()}: {error.code} {error.message[:200]}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+CLIENT_ERRORS = ClientErrors()
 
 
 def refusal(kind: WSMsgType, size: int) -> dict[str, Any]:
@@ -101,14 +133,16 @@ class Gateway:
         *,
         routes: dict[str, str] | None = None,
         on_signin: Callable[[Identity], None] | None = None,
-        on_queue: Callable[[dict[str, Any]], None] | None = None,
+        on_queue: Callable[[object], None] | None = None,
         fillers: Collection[str] = (),
         config: dict[str, Any] | None = None,
         iam: IamEnforcer | None = None,
+        accounts: Accounts | None = None,
     ) -> None:
         """``on_queue`` hears every ``queue`` frame but those of ``fillers``, the player ids of
         the bots it sent: to the services those are players like any other. ``iam``: the
-        enforcer that authorizes the operators' function URL, which is served only with it."""
+        enforcer that authorizes the operators' function URL, which is served only with it.
+        ``accounts``: the sign-in's, shared with the bots' filler, whose bots hold accounts."""
         self._issuer = issuer
         self._routes = {route: load(path) for route, path in (routes or ROUTES).items()}
         self._authorize = load(AUTHORIZER)
@@ -119,8 +153,7 @@ class Gateway:
         self._fillers = fillers
         self._config = config or {}
         self._sockets: dict[str, web.WebSocketResponse] = {}
-        self._owners: dict[str, str] = {}
-        """Player id → the SHA-256 of the secret its name's first sign-in got."""
+        self._accounts = accounts or Accounts()
         self._authorized: dict[str, dict[str, Any]] = {}
         self._sending: set[asyncio.Future[None]] = set()
         """Frames being written (kept referenced until done)."""
@@ -135,14 +168,14 @@ class Gateway:
                 web.get(JWKS_PATH, self._jwks),
                 web.get(DISCOVERY_PATH, self._discovery),
                 web.get("/", self._index),
+                web.get("/web/{path:.*}", self._file),
             ]
         )
-        if WEB_ROOT.is_dir():
-            self.app.router.add_static("/web/", WEB_ROOT)
         self._iam = iam
         if iam is not None:
             self._operator = load(manifest.FUNCTIONS[OPERATOR].handler)
             self.app.router.add_post(OPERATOR_PATH + "/{path:.*}", self._function_url)
+        logging.getLogger("aiohttp.server").addFilter(CLIENT_ERRORS)
 
     # --- @connections ------------------------------------------------------------
 
@@ -191,6 +224,18 @@ class Gateway:
             return web.Response(text="the web client is not installed", status=404)
         return web.FileResponse(index)
 
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        """A file of the web client; any path that names none is 404 (one too long for the
+        file system, a NUL in it, a way out of ``web/``), never a server error."""
+        try:
+            path = (WEB_ROOT / request.match_info["path"]).resolve()
+            found = path.is_relative_to(WEB_ROOT) and path.is_file()
+        except (OSError, ValueError):
+            found = False
+        if not found:
+            raise web.HTTPNotFound()
+        return web.FileResponse(path)
+
     async def _config_json(self, request: web.Request) -> web.Response:
         host = request.headers.get("Host", request.host)
         signin = "/api/signin"
@@ -211,53 +256,31 @@ class Gateway:
 
     async def _signin(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-            name = str(body["name"]).strip()
-        except (ValueError, KeyError, TypeError):
-            return web.json_response({"error": 'send {"name": "..."}'}, status=400)
-        if not NAME.fullmatch(name):
-            return web.json_response(
-                {"error": "a name is 1 to 24 letters, digits or spaces"}, status=400
+            asked = SignInRequest.model_validate_json(await request.read())
+        except ValidationError as exc:
+            return answer(*signin_refusal(exc))
+        signed = self._accounts.sign_in(asked.name, asked.secret)
+        if signed is None:
+            return answer(
+                409,
+                SignInError(
+                    code="name_taken",
+                    error=f"the name {asked.name!r} is taken on this server (or one that looks "
+                    "like it): pick another name, or sign in from the browser that first used it",
+                ),
             )
-        identity = Identity(player_id_for(name), name)
-        secret = self._claim_name(identity.player_id, body.get("secret"))
-        if secret is None:
-            return web.json_response(
-                {
-                    "error": f"the name {name!r} is taken on this server: pick another name, "
-                    "or sign in from the browser that first used it",
-                    "code": "name_taken",
-                },
-                status=409,
-            )
+        identity, secret = signed
         if self._on_signin is not None:
             await self._run(lambda: self._on_signin(identity) if self._on_signin else None)
-        return web.json_response(
-            {
-                "token": self._issuer.issue(identity),
-                "player_id": identity.player_id,
-                "name": name,
-                "secret": secret,
-            }
+        return answer(
+            200,
+            SignInResponse(
+                token=self._issuer.issue(identity),
+                player_id=identity.player_id,
+                name=identity.name,
+                secret=secret,
+            ),
         )
-
-    def _claim_name(self, player_id: str, secret: object) -> str | None:
-        """The name's secret if ``secret`` proves it (or the name is new); None if taken.
-
-        The first sign-in under a name gets a secret the browser keeps; a later
-        sign-in under that name must show it, so nobody takes over another's
-        seat, points or table by typing their name.
-        """
-        kept = self._owners.get(player_id)
-        if kept is None:
-            fresh = secrets.token_urlsafe(18)
-            self._owners[player_id] = hashlib.sha256(fresh.encode()).hexdigest()
-            return fresh
-        if isinstance(secret, str) and hmac.compare_digest(
-            kept, hashlib.sha256(secret.encode()).hexdigest()
-        ):
-            return secret
-        return None
 
     async def _function_url(self, request: web.Request) -> web.Response:
         """The operators' function URL: authorized as AWS does, then the handler's answer."""
@@ -277,10 +300,10 @@ class Gateway:
             caller=request.headers.get(OPERATOR_HEADER) or role.arn,
             key=caller,
         )
-        answer = await self._run(lambda: self._operator(event, LambdaContext(OPERATOR)))
+        reply = await self._run(lambda: self._operator(event, LambdaContext(OPERATOR)))
         return web.Response(
-            status=int(answer["statusCode"]),
-            text=str(answer.get("body") or ""),
+            status=int(reply["statusCode"]),
+            text=str(reply.get("body") or ""),
             headers={"Content-Type": "application/json"},
         )
 

@@ -14,10 +14,13 @@ gateway call ``serve()``, which serves them from a small server of its own
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from local.connections import send_json
 from services.common.auth import Identity
+from services.common.names import prototypes, skeleton, skeletons
 from services.common.settings import Settings
 
 AUDIENCE = "canasta-local"
@@ -154,3 +158,51 @@ class LocalIssuer:
             self._server.server_close()
             self._server = None
             self._served = None
+
+
+def player_id_for(name: str) -> str:
+    """Local sign-in: a name is the same account, under the same id, while the stack runs."""
+    return "p-" + hashlib.sha256(skeleton(name).encode()).hexdigest()[:12]
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Account:
+    identity: Identity
+    digest: str
+    """The SHA-256 of the secret the account's first sign-in got."""
+
+
+class Accounts:
+    """The local sign-in's accounts: a name is an account, and so is every name like it.
+
+    The first sign-in under a name makes the account and gets a secret the
+    browser keeps; a later sign-in under that name, or under any name that
+    shares a skeleton with it (``services.common.names``: the same letters
+    from another script, fullwidth, another case, a doubled space, a trailing
+    dot), must show that secret, so nobody takes over another's seat, points
+    or table, nor displays as them, by typing their name or a look-alike.
+    """
+
+    def __init__(self) -> None:
+        prototypes()  # the confusables data, read now: without it the stack does not start
+        self._by_skeleton: dict[str, Account] = {}
+
+    def sign_in(self, name: str, secret: str | None) -> tuple[Identity, str] | None:
+        """The account ``name`` reaches and its secret (a fresh one for a new account), or
+        None when the name is, or looks like, an account's and ``secret`` is not its own."""
+        keys = skeletons(name)
+        found = {self._by_skeleton[key] for key in keys if key in self._by_skeleton}
+        if not found:
+            fresh = secrets.token_urlsafe(18)
+            account = Account(Identity(player_id_for(name), name), _digest(fresh))
+            self._by_skeleton.update(dict.fromkeys(keys, account))
+            return account.identity, fresh
+        if len(found) == 1 and secret is not None:
+            (account,) = found
+            if hmac.compare_digest(account.digest, _digest(secret)):
+                return account.identity, secret
+        return None

@@ -29,10 +29,11 @@ another exception:
   such as ``house:bots`` or a bot a host seated.
 
 The player id is the one ``sub`` maps to (``player_id_of``: most subjects are
-their own); the display name the first present of
-``preferred_username``, ``name``, ``cognito:username``, ``username``
-(Cognito's ID tokens carry ``cognito:username``, access tokens ``username``),
-cut to 32 characters, else ``Player``.
+their own); the display name the first of ``preferred_username``, ``name``,
+``cognito:username``, ``username`` (Cognito's ID tokens carry
+``cognito:username``, access tokens ``username``) that, cut to 24 characters, is
+a display name (``services.common.names``: no invisible, control or symbol
+character gets to the table from any issuer), else ``Player``.
 
 PyJWT (with cryptography) is imported where a token is verified, not with this
 module: the connect and disconnect functions import the identity types but never
@@ -50,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from services.common.frozen import Frozen
 from services.common.identities import player_id_of
+from services.common.names import display_name
 
 if TYPE_CHECKING:
     import jwt
@@ -67,7 +69,6 @@ MAX_KEY_AGE_SECONDS = 3600
 """Known keys are fetched again after an hour, so a key the issuer withdrew stops working."""
 FETCH_TIMEOUT_SECONDS = 3.0
 NAME_CLAIMS = ("preferred_username", "name", "cognito:username", "username")
-MAX_NAME = 32
 SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 COGNITO_ISSUER = re.compile(r"https://cognito-idp\.[a-z0-9-]+\.amazonaws\.com/[\w-]+")
 
@@ -231,12 +232,8 @@ class TokenVerifier:
         player_id = player_id_of(subject) if isinstance(subject, str) else None
         if player_id is None:
             raise InvalidToken("sub is not a subject")
-        for claim in NAME_CLAIMS:
-            value = claims.get(claim)
-            name = value.strip()[:MAX_NAME].strip() if isinstance(value, str) else ""
-            if name:
-                return Identity(player_id, name)
-        return Identity(player_id, "Player")
+        names = (display_name(claims.get(claim)) for claim in NAME_CLAIMS)
+        return Identity(player_id, next((name for name in names if name), "Player"))
 
 
 def _canonical(token: str) -> bool:

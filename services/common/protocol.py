@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from services.common.events import BotLevel, SeatPlayer
 from services.common.identities import MAX_SUBJECT
+from services.common.names import DisplayName
 from services.common.settings import Settings
 from shared_engine import Variant
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
@@ -553,25 +554,51 @@ class TokenClaims(BaseModel):
     """Who the identity provider says the player is. The player id is ``sub`` itself, or a
     hash of it when ``sub`` is not 1-64 letters, digits and ``._@+-``: ``welcome`` names it."""
     name: str = Field(min_length=1, max_length=32)
-    """The name shown at the table (from Cognito: ``preferred_username`` or
-    ``cognito:username``; the authorizer cuts it to 32 characters)."""
+    """The name the local issuer signed in (a display name). The authorizer shows the
+    first of ``preferred_username``, ``name``, ``cognito:username``, ``username`` that is a
+    display name once cut to 24 characters, else ``Player``."""
     exp: int
     """Epoch seconds after which the token is refused: sign in again before."""
 
 
+SignInErrorCode = Annotated[
+    Literal["malformed", "invalid_name", "name_taken"], Field(title="SignInErrorCode")
+]
+"""Why the local sign-in refused: the body is not a ``SignInRequest`` (400), the name breaks
+the rule of display names (400), or it is, or looks like, another account's (409)."""
+
+
 class SignInRequest(BaseModel):
-    """Local sign-in (``POST /api/signin``): the name is the account."""
+    """Local sign-in (``POST /api/signin``): the name is the account, and so is every name
+    that looks like it (the same letters from another script or in fullwidth, another
+    case, a doubled space, a trailing dot)."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
-    name: str = Field(min_length=1, max_length=24, pattern=r"^[\w ]+$")
+    name: DisplayName
+    secret: str | None = Field(default=None, max_length=64)
+    """The secret the account's first sign-in answered: needed to sign in again under
+    its name or one that looks like it."""
 
 
 class SignInResponse(BaseModel):
-    """A fresh token for the name, and the player id it carries."""
+    """A fresh token for the account, the player id it carries, the account's name as its
+    first sign-in chose it (the one shown at the table) and its secret."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     token: str = Field(max_length=2048)
     player_id: PlayerId
-    name: str
+    name: DisplayName
+    secret: str = Field(min_length=1, max_length=64)
+    """Keep it and send it with every later sign-in under this name."""
+
+
+class SignInError(BaseModel):
+    """A refused sign-in: no token, and no account made or changed."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    code: SignInErrorCode
+    error: str
+    """What was wrong, in English, for a person to read."""

@@ -45,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from local.gateway import player_id_for
+from local.issuer import player_id_for
 from services.common import constants
 from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.records import TableRecord, table_key
@@ -526,7 +526,7 @@ class Player:
         assert seats[self.seat].player_id == player_id_for(PLAYER), (seats, you)
         # The local fillers took the other seats, as players: the match settles (MATCH-3).
         others = [seats[s] for s in (1, 2, 3, 4) if s != self.seat]
-        assert all(p.player_id.startswith("bot-") and not p.bot for p in others), seats
+        assert all(p.name.endswith(" bot") and not p.bot for p in others), seats
 
     def agree_with_server(self, moment: str) -> tuple[int, RoundState, list[str]]:
         """The page shows this seat's hand, every hand's size and the stock as the server holds."""

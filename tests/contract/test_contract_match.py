@@ -32,6 +32,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 jsonschema = pytest.importorskip("jsonschema")
+from tests.ecma import Draft202012  # noqa: E402 - needs jsonschema
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT: dict[str, Any] = json.loads((ROOT / "docs" / "asyncapi.json").read_text("utf-8"))
@@ -40,7 +41,7 @@ MATCH_SECONDS = 240
 
 def _validator(name: str) -> Any:
     root = {"$ref": f"#/components/schemas/{name}", "components": CONTRACT["components"]}
-    return jsonschema.Draft202012Validator(root)
+    return Draft202012(root)
 
 
 SERVER = _validator("ServerMessage")
@@ -143,13 +144,13 @@ def _choose(legal: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def _sign_in(session: aiohttp.ClientSession, port: int, name: str) -> tuple[str, str]:
     request = {"name": name}
-    jsonschema.validate(request, CONTRACT["components"]["schemas"]["SignInRequest"])
+    _validator("SignInRequest").validate(request)
     answer = await session.post(f"http://127.0.0.1:{port}/api/signin", json=request)
     assert answer.status == 200
     body = await answer.json()
-    jsonschema.validate(body, CONTRACT["components"]["schemas"]["SignInResponse"])
+    _validator("SignInResponse").validate(body)
     claims = _claims(body["token"])
-    jsonschema.validate(claims, CONTRACT["components"]["schemas"]["TokenClaims"])
+    _validator("TokenClaims").validate(claims)
     assert claims["sub"] == body["player_id"] and claims["exp"] > time.time()
     return body["token"], body["player_id"]
 

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from local.bots import BotFiller
 from local.gateway import MESSAGE_LIMIT, Gateway
+from services.common.protocol import SignInError
 from tests.integration.harness import Harness, served_issuer
 from tests.integration.machine import stop_running
 
@@ -135,6 +136,48 @@ def test_only_the_fillers_own_bots_queue_without_calling_for_more(harness: Harne
     assert heard == [{"action": "queue", "mode": "one_round"}]
 
 
+REFUSED_QUEUES: list[object] = [
+    *(
+        {"action": "queue", "mode": "arena", "stake": stake}
+        for stake in ("abc", None, [], {}, float("inf"), float("nan"), "500", True, 1.5, -100)
+    ),
+    {"action": "queue", "mode": "arena", "stake": 100, "unknown": 1},
+    {"action": "queue", "mode": "five_rounds"},
+    {"action": "queue"},
+    None,
+    [],
+    "queue",
+    5,
+]
+"""Frames the server refuses as ``malformed`` (protocol.Queue), as the gateway hands them on."""
+
+
+def test_a_queue_frame_the_server_refuses_sends_no_bots_and_raises_nothing() -> None:
+    async def scenario() -> list[str]:
+        asked: list[str] = []
+
+        def waiting(queue: str) -> int:
+            asked.append(queue)
+            return 1
+
+        filler = BotFiller(
+            "ws://127.0.0.1:9/ws", served_issuer(), waiting=waiting, welcome=lambda _: None, grace=0
+        )
+
+        async def joins(token: str, first: dict[str, Any]) -> None:
+            return None
+
+        filler._run = joins  # type: ignore[method-assign]
+        for frame in REFUSED_QUEUES:
+            filler.on_queue(frame)
+        filler.on_queue({"action": "queue", "mode": "arena", "stake": 100})
+        await asyncio.sleep(0.3)
+        await filler.close()
+        return asked
+
+    assert set(asyncio.run(scenario())) == {"arena:twos-meld:100"}, "only the frame that parses"
+
+
 async def _signins(harness: Harness) -> list[tuple[int, dict[str, Any]]]:
     gateway = Gateway(served_issuer())
     runner, url = await _serve(gateway)
@@ -210,3 +253,127 @@ def test_the_gateway_publishes_the_local_issuers_keys_and_signs_in_with_them(
     policy = harness.authorize(token)
     assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
     assert policy["context"]["name"] == "Cleo"
+
+
+async def _post_bodies(bodies: list[bytes]) -> list[tuple[int, Any]]:
+    """Each body posted in turn to ``/api/signin`` of one gateway: status and answer."""
+    gateway = Gateway(served_issuer())
+    runner, url = await _serve(gateway)
+    signin = url.replace("ws://", "http://").replace("/ws", "/api/signin")
+    answers: list[tuple[int, Any]] = []
+    try:
+        async with aiohttp.ClientSession() as session:
+            for body in bodies:
+                headers = {"Content-Type": "application/json"}
+                async with session.post(signin, data=body, headers=headers) as answer:
+                    text = await answer.text()
+                    try:
+                        answers.append((answer.status, json.loads(text)))
+                    except ValueError:
+                        answers.append((answer.status, text[:200]))
+    finally:
+        await runner.cleanup()
+        gateway.close()
+    return answers
+
+
+NOT_REQUESTS = {
+    "nested 10,000 deep": b"[" * 10_000 + b"]" * 10_000,
+    "a null name": b'{"name": null}',
+    "true": b"true",
+    "a number": b"12345",
+    "a number as the name": b'{"name": 12345}',
+    "true as the name": b'{"name": true}',
+    "a list as the name": b'{"name": ["Ann"]}',
+    "no name": b'{"secret": "x"}',
+    "not JSON": b"{name: Ann",
+    "not UTF-8": b'{"name": "\xff\xfe"}',
+    "a lone surrogate": b'{"name": "\\ud800"}',
+    "a secret that is no string": b'{"name": "Ann", "secret": {"$gt": ""}}',
+    "an unknown field": b'{"name": "Ann", "admin": true}',
+    "nothing": b"",
+}
+
+
+def _is_refusal(answer: tuple[int, Any], status: int, code: str) -> bool:
+    got, body = answer
+    if got != status or not isinstance(body, dict) or body.get("code") != code:
+        return False
+    SignInError.model_validate(body)  # the contract's shape
+    return "token" not in body
+
+
+def test_a_body_that_is_not_a_sign_in_request_is_refused_400_malformed_and_makes_no_account(
+    harness: Harness,
+) -> None:
+    bodies = list(NOT_REQUESTS.values())
+    later = [json.dumps({"name": name}).encode() for name in ("None", "True", "12345")]
+    answers = asyncio.run(_post_bodies([*bodies, *later]))
+    refused = dict(zip(NOT_REQUESTS, answers, strict=False))
+    wrong = {
+        case: answer
+        for case, answer in refused.items()
+        if not _is_refusal(answer, 400, "malformed")
+    }
+    assert not wrong, wrong
+    for status, body in answers[len(bodies) :]:
+        assert status == 200 and body["secret"], "a refused body made an account of that name"
+
+
+NOT_NAMES = ("Ann (bot)", "A\u200bnn", "Ann\u202e", "   ", "x" * 25, "<b>Ann</b>")
+
+
+def test_text_that_is_no_display_name_is_refused_400_invalid_name(harness: Harness) -> None:
+    answers = asyncio.run(_post_bodies([json.dumps({"name": n}).encode() for n in NOT_NAMES]))
+    wrong = {
+        n: a
+        for n, a in zip(NOT_NAMES, answers, strict=True)
+        if not _is_refusal(a, 400, "invalid_name")
+    }
+    assert not wrong, wrong
+
+
+CYRILLIC_ANN = "\u0410nn"
+ACCOUNTS = ("Ann", "Ann Lee")
+LOOK_ALIKES = (CYRILLIC_ANN, "\uff21\uff4e\uff4e", "Ann.", "ANN", " Ann  Lee")
+
+
+def test_a_name_that_looks_like_an_account_s_is_taken_409_without_its_secret(
+    harness: Harness,
+) -> None:
+    names = [*ACCOUNTS, *LOOK_ALIKES]
+    answers = asyncio.run(_post_bodies([json.dumps({"name": n}).encode() for n in names]))
+    made, refused = answers[: len(ACCOUNTS)], answers[len(ACCOUNTS) :]
+    assert [status for status, _ in made] == [200, 200]
+    wrong = {
+        name: answer
+        for name, answer in zip(LOOK_ALIKES, refused, strict=True)
+        if not _is_refusal(answer, 409, "name_taken")
+    }
+    assert not wrong, wrong
+
+
+async def _look_alike_with_the_secret() -> tuple[dict[str, Any], dict[str, Any]]:
+    gateway = Gateway(served_issuer())
+    runner, url = await _serve(gateway)
+    signin = url.replace("ws://", "http://").replace("/ws", "/api/signin")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.post(signin, json={"name": "Ann"}) as answer:
+                first: dict[str, Any] = await answer.json()
+            look_alike = {"name": CYRILLIC_ANN, "secret": first["secret"]}
+            async with session.post(signin, json=look_alike) as answer:
+                assert answer.status == 200
+                again: dict[str, Any] = await answer.json()
+    finally:
+        await runner.cleanup()
+        gateway.close()
+    return first, again
+
+
+def test_the_account_s_secret_signs_in_under_a_look_alike_as_the_account(
+    harness: Harness,
+) -> None:
+    first, again = asyncio.run(_look_alike_with_the_secret())
+    assert again["player_id"] == first["player_id"]
+    assert again["name"] == "Ann", "the table shows the account's name, not the look-alike"

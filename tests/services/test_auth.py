@@ -26,6 +26,7 @@ from services.common.auth import (
     TokenVerifier,
 )
 from services.common.identities import MAX_SUBJECT, player_id_of
+from services.common.names import MAX_NAME_CHARS
 from tests import cognito
 from tests.cognito import (
     CLIENT,
@@ -90,7 +91,7 @@ def test_the_display_name_prefers_the_players_chosen_name(
     assert verifier.verify(token).name == "Ann the Bold"
     assert verifier.verify(pool.sign(id_claims(clock, name="Ann B."))).name == "Ann B."
     long = verifier.verify(pool.sign(id_claims(clock, preferred_username="x" * 80)))
-    assert long.name == "x" * 32
+    assert long.name == "x" * MAX_NAME_CHARS
     nameless = id_claims(clock, **{"cognito:username": None})
     assert verifier.verify(pool.sign(nameless)).name == "Player"
 
@@ -106,6 +107,22 @@ def test_every_subject_connects_as_the_player_it_maps_to(
     identity = verifier.verify(pool.sign(id_claims(clock, sub=subject)))
     assert identity == Identity(player_id_of(subject) or "", "ann")
     assert len(identity.player_id) <= 64 and ":" not in identity.player_id
+
+
+@pytest.mark.parametrize(
+    "chosen",
+    ["A\u200bnn", "Ann\u202e", "Ann (bot)", "Ann\U0001f480", "<b>Ann</b>", "   ", 12345],
+    ids=repr,
+)
+def test_a_claimed_name_that_is_no_display_name_is_passed_over(
+    verifier: TokenVerifier, pool: LocalIssuer, clock: FakeClock, chosen: object
+) -> None:
+    """Every issuer's names meet the one rule of display names (services.common.names): no
+    invisible, control or bidi character and no bot's name reaches the table."""
+    token = pool.sign(id_claims(clock, preferred_username=chosen, name=chosen))
+    assert verifier.verify(token).name == "ann"
+    nameless = id_claims(clock, preferred_username=chosen, **{"cognito:username": None})
+    assert verifier.verify(pool.sign(nameless)).name == "Player"
 
 
 def test_a_generic_issuer_checks_aud_and_needs_no_token_use(clock: FakeClock) -> None:

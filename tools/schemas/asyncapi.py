@@ -22,6 +22,7 @@ from services.common.protocol import (
     PROTOCOL_VERSION,
     ClientMessage,
     ServerMessage,
+    SignInError,
     SignInRequest,
     SignInResponse,
     TokenClaims,
@@ -162,7 +163,7 @@ def message_schemas() -> dict[str, Any]:
 def identity_schemas() -> dict[str, Any]:
     """The token's claims and the local sign-in, beside the messages."""
     out: dict[str, Any] = {}
-    for model in (TokenClaims, SignInRequest, SignInResponse):
+    for model in (TokenClaims, SignInRequest, SignInResponse, SignInError):
         schema = model.model_json_schema(ref_template=REF_TEMPLATE)
         describe_properties(schema, model)
         out[model.__name__] = schema
