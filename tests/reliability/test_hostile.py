@@ -122,6 +122,14 @@ def named_tiles(value: Any) -> Counter[str]:
     return found
 
 
+def decoded(body: str) -> Any:
+    """The frame as the server read it, if it is JSON at all."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
 def send_hostile(live: Live, seat: int, body: str) -> None:
     """Send ``body`` from ``seat``'s connection, routed on its ``action`` as API Gateway
     routes it, and check everything listed above."""
@@ -176,8 +184,10 @@ def check_no_leak(live: Live, seat: int, reply: dict[str, Any], body: str) -> No
             public.update(NAMES[t] for t in meld)
     for team in state.bonus_threes:
         public.update(NAMES[t] for t in team)
-    # Tile kinds: a view names its own tiles many times (legal actions), which is fine.
-    allowed = set(own) | set(public) | set(named_tiles(body))
+    # Tile kinds: a view names its own tiles many times (legal actions), which is fine; a
+    # refusal may quote what was sent, read as text (``"\u00072R"`` in the frame is the
+    # characters BEL, 2, R once decoded, which the reply quotes decoded).
+    allowed = set(own) | set(public) | set(named_tiles(body)) | set(named_tiles(decoded(body)))
     named = set(named_tiles(reply))
     assert named <= allowed, f"seat {seat} was told of {named - allowed}: {reply}"
     view = reply.get("view")
