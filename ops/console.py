@@ -28,6 +28,7 @@ from services.common import constants
 from services.common.dynamo import query_all, s
 from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.ledger import Entry, Ledger
+from services.common.presence import PresenceStore
 from services.common.records import (
     AuditRecord,
     Connection,
@@ -324,8 +325,7 @@ class Console:
         return table
 
     def _player(self, player_id: str) -> Player | None:
-        item = self._storage.get("players", Player.key_of(player_id))
-        return Player.from_item(item) if item else None
+        return PresenceStore(self._storage).get_player(player_id)
 
     def _connection(self, connection_id: str | None) -> dict[str, Any] | None:
         if connection_id is None:

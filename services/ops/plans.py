@@ -19,6 +19,7 @@ from services.common.afterwrite import AfterWrite
 from services.common.events import TableAborted
 from services.common.frozen import Frozen
 from services.common.ledger import Ledger, Posting, closing, escrow_account, match_account
+from services.common.presence import PresenceStore
 from services.common.records import ClosedRecord, Connection, Outbound, Player, TableRecord
 from services.common.store import GameStore
 from services.common.unit_of_work import AlreadyDone, Committed, Outcome, Short, Storage
@@ -256,5 +257,4 @@ class Planner:
         return table
 
     def _player(self, player_id: str) -> Player | None:
-        item = self._storage.get("players", Player.key_of(player_id))
-        return Player.from_item(item) if item else None
+        return PresenceStore(self._storage).get_player(player_id)

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from local.aws import start_moto
+from local.__main__ import Relay
+from local.aws import LocalAws, reset, start_moto
+from tests.integration.harness import served_issuer
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +23,18 @@ def moto_endpoint() -> Iterator[str]:
         yield url
     finally:
         server.stop()
+
+
+@pytest.fixture
+def aws(moto_endpoint: str) -> Iterator[tuple[LocalAws, Relay]]:
+    """The local stack's AWS side on a fresh moto, its ``@connections`` posts to a relay."""
+    reset(moto_endpoint)
+    saved = dict(os.environ)
+    relay = Relay()
+    local = LocalAws(moto_endpoint, relay.deliver, served_issuer())
+    try:
+        yield local, relay
+    finally:
+        local.close()
+        os.environ.clear()
+        os.environ.update(saved)

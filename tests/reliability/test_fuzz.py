@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import re
 import socket
@@ -48,7 +47,7 @@ from pydantic import BaseModel
 
 from infra import manifest
 from local.__main__ import Relay
-from local.aws import LocalAws, reset
+from local.aws import LocalAws
 from local.bots import BotFiller
 from local.gateway import Gateway
 from services.common.auth import Identity
@@ -177,20 +176,6 @@ def records() -> Iterator[Records]:
     finally:
         for logger in watched:
             logger.removeHandler(handler)
-
-
-@pytest.fixture
-def aws(moto_endpoint: str) -> Iterator[tuple[LocalAws, Relay]]:
-    reset(moto_endpoint)
-    saved = dict(os.environ)
-    relay = Relay()
-    local = LocalAws(moto_endpoint, relay.deliver, served_issuer())
-    try:
-        yield local, relay
-    finally:
-        local.close()
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @asynccontextmanager

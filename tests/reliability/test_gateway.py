@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,26 +17,12 @@ import pytest
 from aiohttp import ClientSession, ClientWebSocketResponse, WSMsgType, web
 
 from local.__main__ import Relay
-from local.aws import LocalAws, reset
+from local.aws import LocalAws
 from local.gateway import Gateway
 from services.common.auth import Identity
 from tests.integration.harness import served_issuer
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def aws(moto_endpoint: str) -> Iterator[tuple[LocalAws, Relay]]:
-    reset(moto_endpoint)
-    saved = dict(os.environ)
-    relay = Relay()
-    local = LocalAws(moto_endpoint, relay.deliver, served_issuer())
-    try:
-        yield local, relay
-    finally:
-        local.close()
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @asynccontextmanager
