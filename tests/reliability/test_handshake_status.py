@@ -18,11 +18,9 @@ from local.aws import LocalAws
 from local.issuer import SigningKey
 from services.common.auth import Identity
 from tests.integration.harness import served_issuer
-from tests.reliability.test_gateway import aws, gateway
+from tests.reliability.test_gateway import gateway
 
 pytestmark = pytest.mark.integration
-
-__all__ = ["aws"]
 
 
 async def _status(url: str, token: str | None) -> int:
