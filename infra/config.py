@@ -49,6 +49,8 @@ WEB_URL = re.compile(
 )
 """Where the web client may be served: HTTPS, or plain HTTP on this machine only (Cognito)."""
 DOMAIN_PREFIX = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
+TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}")
 PRINCIPAL = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(root|role/[\w+=,.@/-]+|user/[\w+=,.@/-]+)")
 """A caller of the ledger API in any account: an account root, a role or a user."""
 LEDGER_LIMITS = {
@@ -61,7 +63,16 @@ LEDGER_LIMITS = {
 PRODUCTION = "prod"
 
 
-STRINGS = ("stage", "oidc_issuer", "oidc_audience", "oidc_jwks_url", "auth_domain_prefix")
+STRINGS = (
+    "stage",
+    "oidc_issuer",
+    "oidc_audience",
+    "oidc_jwks_url",
+    "auth_domain_prefix",
+    "alarm_topic_arn",
+    "alarm_email",
+    "ses_from_email",
+)
 """Config fields taken as text."""
 
 
@@ -192,6 +203,16 @@ class Config:
     and a template that CloudFormation refuses to deploy (a failing rule)."""
     api_gateway_logs_role: bool = False
     """Set the account's API Gateway CloudWatch Logs role (needed for WebSocket access logs)."""
+    access_logs: bool = False
+    """The WebSocket stage's access logs: they need the account's API Gateway CloudWatch Logs
+    role (``api_gateway_logs_role``, or set before: ``make preflight`` checks it)."""
+    alarm_topic_arn: str | None = None
+    """An existing SNS topic every alarm notifies; None: the stack makes one."""
+    alarm_email: str | None = None
+    """An address the stack's alarm topic mails (a subscription the recipient confirms)."""
+    ses_from_email: str | None = None
+    """The own user pool sends its email through SES from this verified address; None: through
+    Cognito's built-in sender, whose daily quota is below a production stage's volume."""
     reserved_concurrency: bool = False
     queue_seconds: int = 120
     """How long a queued player waits before the ticket expires (``CANASTA_QUEUE_SECONDS``)."""
@@ -237,6 +258,7 @@ class Config:
         _urls("webUrls", list(self.web_urls))
         self._check_issuer()
         self._check_domain_prefix()
+        self._check_alarms_and_email()
 
     def _check_issuer(self) -> None:
         if self.oidc_issuer is None:
@@ -261,6 +283,20 @@ class Config:
                 "context 'authDomainPrefix' must be 1-63 lowercase letters, digits or hyphens, "
                 f"without 'aws', 'amazon' or 'cognito', not {prefix!r}"
             )
+
+    def _check_alarms_and_email(self) -> None:
+        if self.alarm_topic_arn is not None and not TOPIC_ARN.fullmatch(self.alarm_topic_arn):
+            raise ConfigError(
+                f"context 'alarmTopicArn' must be an SNS topic ARN, not {self.alarm_topic_arn!r}"
+            )
+        for key, address in (
+            ("alarmEmail", self.alarm_email),
+            ("sesFromEmail", self.ses_from_email),
+        ):
+            if address is not None and not EMAIL.fullmatch(address):
+                raise ConfigError(f"context {key!r} must be an email address, not {address!r}")
+        if self.ses_from_email is not None and not self.own_user_pool:
+            raise ConfigError("context 'sesFromEmail' is for the stack's own user pool")
 
     @property
     def own_user_pool(self) -> bool:
@@ -321,6 +357,10 @@ CONTEXT_KEYS = {
     "turn_p99_alarm_ms": "turnP99AlarmMs",
     "bundle": "bundle",
     "api_gateway_logs_role": "apiGatewayLogsRole",
+    "access_logs": "accessLogs",
+    "alarm_topic_arn": "alarmTopicArn",
+    "alarm_email": "alarmEmail",
+    "ses_from_email": "sesFromEmail",
     "reserved_concurrency": "reservedConcurrency",
     "queue_seconds": "queueSeconds",
     "poll_seconds": "pollSeconds",
