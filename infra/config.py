@@ -8,6 +8,7 @@ given on the command line arrive as strings (``-c turnSeconds=45``), values in
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -61,6 +62,16 @@ LEDGER_LIMITS = {
     "dayShards": "day_shards",
 }
 PRODUCTION = "prod"
+MESSAGES_PER_MATCH = 350
+"""Messages a three-round match sends to the stage (the cost model's ``turn-ws`` requests,
+infra/README.md: the actions, retries and lobby messages of four players)."""
+SECONDS_PER_DAY = 86_400
+PEAK_TO_AVERAGE = 3
+"""A game's busiest hour against its daily average (evenings, weekends): the stage must take
+the peak, not the mean."""
+HEADROOM = 1.5
+"""Above the expected peak, before players are refused (429) with the stage's throttle."""
+MINIMUM_RATE = 50
 
 
 STRINGS = (
@@ -189,11 +200,18 @@ class Config:
     """Prefixes every physical name (``dev-canasta-games``) and names the API stage."""
     turn_seconds: int = 60
     log_retention_days: int = 30
-    throttle_rate: int = 100
-    """Steady-state WebSocket messages per second across the stage."""
-    throttle_burst: int = 200
-    deletion_protection: bool | None = None
-    """None: on for the production stage, off for every other."""
+    matches_per_day: int = 10_000
+    """The expected volume: what the stage's throttle is sized from (``message_rate``)."""
+    throttle_rate: int | None = None
+    """Steady-state WebSocket messages per second across the stage; None: sized from
+    ``matches_per_day`` (``message_rate``)."""
+    throttle_burst: int | None = None
+    """None: twice the steady-state rate."""
+    deletion_protection: bool = False
+    """Deletion protection on the tables and the user pool. Off for a stage's first deploy:
+    CloudFormation cannot delete a protected table, so a first create that fails anywhere
+    would end in ROLLBACK_FAILED with the names taken, and the retry would collide. A second
+    deploy with ``-c deletionProtection=true`` turns it on (infra/README.md, production)."""
     archive_retention_days: int = 30
     """0 keeps archived events indefinitely."""
     tracing: bool = False
@@ -247,8 +265,10 @@ class Config:
             )
         # The same bounds as the turn service's own setting (Settings.turn_seconds).
         _int("turnSeconds", self.turn_seconds, 5, 3600)
-        _int("throttleRate", self.throttle_rate, 1, 10_000)
-        _int("throttleBurst", self.throttle_burst, 1, 5_000)
+        _int("matchesPerDay", self.matches_per_day, 1, 100_000_000)
+        # API Gateway's account-level throttle per region: 10,000 requests/s, burst 5,000.
+        _int("throttleRate", self.message_rate, 1, 10_000)
+        _int("throttleBurst", self.message_burst, 1, 5_000)
         _int("archiveRetentionDays", self.archive_retention_days, 0, 3650)
         _int("turnP99AlarmMs", self.turn_p99_alarm_ms, 10, 29_000)
         # The bounds of the matchmaking service's settings (Settings.queue_seconds, …).
@@ -297,6 +317,12 @@ class Config:
                 raise ConfigError(f"context {key!r} must be an email address, not {address!r}")
         if self.ses_from_email is not None and not self.own_user_pool:
             raise ConfigError("context 'sesFromEmail' is for the stack's own user pool")
+        if self.production and self.own_user_pool and self.ses_from_email is None:
+            raise ConfigError(
+                "stage 'prod' sends its players' sign-up and recovery email through SES "
+                "(Cognito's own sender stops at 50 a day): set -c sesFromEmail=<an address "
+                "SES has verified in this region>; make preflight checks it"
+            )
 
     @property
     def own_user_pool(self) -> bool:
@@ -309,8 +335,29 @@ class Config:
 
     @property
     def protect_tables(self) -> bool:
-        """Deletion protection: as configured, else on for production only."""
-        return self.production if self.deletion_protection is None else self.deletion_protection
+        """Deletion protection: only when asked for, never on a stage's first create."""
+        return self.deletion_protection
+
+    @property
+    def stage_access_logs(self) -> bool:
+        """Access logs on the WebSocket stage: only where the account's API Gateway
+        CloudWatch Logs role is set (by this stack, or already: ``accessLogs``), since
+        without it API Gateway refuses to create the stage."""
+        return self.access_logs or self.api_gateway_logs_role
+
+    @property
+    def message_rate(self) -> int:
+        """The stage's steady-state limit of messages from players, per second: as given, or
+        the expected peak with headroom (``PEAK_TO_AVERAGE`` × ``HEADROOM`` × the day's
+        average of ``MESSAGES_PER_MATCH`` × ``matches_per_day``)."""
+        if self.throttle_rate is not None:
+            return self.throttle_rate
+        average = self.matches_per_day * MESSAGES_PER_MATCH / SECONDS_PER_DAY
+        return max(MINIMUM_RATE, math.ceil(average * PEAK_TO_AVERAGE * HEADROOM / 10) * 10)
+
+    @property
+    def message_burst(self) -> int:
+        return self.throttle_burst if self.throttle_burst is not None else 2 * self.message_rate
 
     @property
     def retain_data(self) -> bool:
@@ -332,7 +379,7 @@ class Config:
                 continue
             if field.name in STRINGS:
                 values[field.name] = str(raw).strip()
-            elif field.type in ("bool", "bool | None"):
+            elif field.type == "bool":
                 values[field.name] = _bool(key, raw)
             elif field.name == "arena_stakes":
                 values[field.name] = _stakes(key, raw)
@@ -349,6 +396,7 @@ CONTEXT_KEYS = {
     "stage": "stage",
     "turn_seconds": "turnSeconds",
     "log_retention_days": "logRetentionDays",
+    "matches_per_day": "matchesPerDay",
     "throttle_rate": "throttleRate",
     "throttle_burst": "throttleBurst",
     "deletion_protection": "deletionProtection",

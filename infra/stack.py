@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import Annotations, Stack
 from constructs import Construct
 
 from infra.assets import Assets
@@ -62,3 +62,8 @@ class CanastaStack(Stack):
         Monitoring(self.backbone, self.functions.by_key)
         self.operators = OperatorPolicies(self.backbone, self.functions)
         add_outputs(self.backbone, self.functions, self.operators)
+        if config.retain_data and not config.protect_tables:
+            Annotations.of(self).add_info(
+                "Deletion protection is off, so that a failed first create rolls back: once "
+                "this stage is created, deploy it again with -c deletionProtection=true."
+            )

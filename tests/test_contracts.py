@@ -474,8 +474,8 @@ def test_rate_limits_and_close_codes_are_the_ones_the_code_runs_with() -> None:
         settings.join_window_seconds,
     )
     assert (limits["stage"]["burst"], limits["stage"]["per_second"]) == (
-        stage.throttle_burst,
-        stage.throttle_rate,
+        stage.message_burst,
+        stage.message_rate,
     )
     assert {connection["refusal"], invites["refusal"]} == {"rate_limited"}
     codes = channel["x-close-codes"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Aws, Duration, Stack
 from aws_cdk import aws_cognito as cognito
 
 from infra.components.common import removal_policy
@@ -100,6 +100,15 @@ def _user_pool(stack: Stack, config: Config) -> UserPool:
         mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
         account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
         feature_plan=cognito.FeaturePlan.ESSENTIALS,
+        # Sign-up codes and password resets: Cognito's own sender allows 50 a day, below a
+        # production stage's volume (Config requires SES there; make preflight checks it).
+        email=(
+            # The identity in the stack's own region (an environment-agnostic stack's
+            # region is a token, which CDK accepts only when named).
+            cognito.UserPoolEmail.with_ses(from_email=config.ses_from_email, ses_region=Aws.REGION)
+            if config.ses_from_email
+            else None
+        ),
         deletion_protection=config.protect_tables,
         removal_policy=removal_policy(config),
     )

@@ -1,4 +1,5 @@
-"""The WebSocket API: its stage (throttled, access-logged), its routes and their authorizer.
+"""The WebSocket API: its stage (throttled, access-logged where the account allows), its routes
+and their authorizer.
 
 Players connect with a token in the query string, checked once by the
 ``$connect`` authorizer; every message after that is routed by its ``action``.
@@ -10,7 +11,7 @@ import json
 from collections.abc import Mapping
 
 import jsii
-from aws_cdk import ArnFormat, RemovalPolicy, Stack
+from aws_cdk import Annotations, ArnFormat, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
@@ -53,12 +54,6 @@ class WebSocket:
             description="Team Canasta: players connect with a token and play by messages",
             route_selection_expression=ROUTE_SELECTION,
         )
-        access_logs = logs.LogGroup(
-            stack,
-            "WebSocketAccessLogs",
-            retention=RETENTION[config.log_retention_days],
-            removal_policy=removal_policy(config),
-        )
         self.stage = apigwv2.WebSocketStage(
             stack,
             "WebSocketStage",
@@ -66,17 +61,37 @@ class WebSocket:
             stage_name=config.stage,
             auto_deploy=True,
             throttle=apigwv2.ThrottleSettings(
-                rate_limit=config.throttle_rate, burst_limit=config.throttle_burst
+                rate_limit=config.message_rate, burst_limit=config.message_burst
             ),
-            access_log_settings=_AccessLogSettings(
-                apigwv2.LogGroupLogDestination(access_logs),
-                apigateway.AccessLogFormat.custom(
-                    json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":"))
-                ),
-            ),
+            access_log_settings=self._access_logs(config) if config.stage_access_logs else None,
         )
+        if not config.stage_access_logs:
+            Annotations.of(self.stage).add_info(
+                "The WebSocket stage has no access logs: API Gateway refuses a logging stage "
+                "on an account without its CloudWatch Logs role. Add -c accessLogs=true where "
+                "that role is set (make preflight tells), or -c apiGatewayLogsRole=true to set it."
+            )
+            acknowledge(
+                self.stage,
+                "AwsSolutions-APIG1",
+                "Access logs need the account's API Gateway CloudWatch Logs role, which a new "
+                "account lacks and which the stage cannot create; they are on with accessLogs "
+                "or apiGatewayLogsRole, and the functions log every connect and message.",
+            )
         if config.api_gateway_logs_role:
             self._api_gateway_logs_role()
+
+    def _access_logs(self, config: Config) -> apigwv2.IAccessLogSettings:
+        group = logs.LogGroup(
+            self._stack,
+            "WebSocketAccessLogs",
+            retention=RETENTION[config.log_retention_days],
+            removal_policy=removal_policy(config),
+        )
+        return _AccessLogSettings(
+            apigwv2.LogGroupLogDestination(group),
+            apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":"))),
+        )
 
     def connections_arn(self, method: str) -> str:
         """``method`` (``POST``: send, ``DELETE``: close) on every connection of the stage."""

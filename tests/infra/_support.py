@@ -11,10 +11,12 @@ from typing import Any
 HAVE_CDK = importlib.util.find_spec("aws_cdk") is not None and shutil.which("node") is not None
 SKIP_REASON = "the infra extra (pip install -e '.[infra]') or node is missing"
 OIDC_ISSUER = "https://accounts.rummy.example/realms/players"
+"""The existing issuer the ``oidc`` stage is configured with."""
 OIDC_AUDIENCE = "canasta"
 STAGES = ("dev", "prod")
 """The stages every template test runs against (the session also synthesizes "oidc")."""
-"""The existing issuer the ``oidc`` stage is configured with."""
+SES_FROM_EMAIL = "noreply@example.com"
+"""The verified SES sender of the ``prod`` stage's user pool (production requires one)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from tests.infra._support import (
     HAVE_CDK,
     OIDC_AUDIENCE,
     OIDC_ISSUER,
+    SES_FROM_EMAIL,
     SKIP_REASON,
     STAGES,
     Synthesis,
@@ -55,12 +56,13 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
     ).ledger_clients
     configs = {
         "dev": Config(bundle=False),
-        # The other branch of every switch: production, tracing on, other timings and stakes.
+        # The other branch of every switch: production (its first deploy), tracing on, other
+        # timings and stakes.
         "prod": Config(
             stage="prod",
             bundle=False,
             reserved_concurrency=True,
-            api_gateway_logs_role=True,
+            ses_from_email=SES_FROM_EMAIL,
             tracing=True,
             turn_seconds=45,
             turn_p99_alarm_ms=800,
@@ -70,9 +72,12 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
             ledger_clients=ledger_clients,
         ),
         # Players sign in with the platform's existing issuer: no user pool.
+        # And a stage deployed again with protection, where this stack sets the logs role.
         "oidc": Config(
             stage="oidc",
             bundle=False,
+            deletion_protection=True,
+            api_gateway_logs_role=True,
             oidc_issuer=OIDC_ISSUER,
             oidc_audience=OIDC_AUDIENCE,
         ),

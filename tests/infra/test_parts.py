@@ -46,6 +46,7 @@ def test_defaults() -> None:
 def test_context_strings_from_the_command_line_are_parsed() -> None:
     given = {
         "stage": "prod",
+        "sesFromEmail": " noreply@example.com ",
         "turnSeconds": "45",
         "logRetentionDays": "90",
         "throttleRate": "50",
@@ -63,6 +64,7 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
     config = Config.from_context(given.get)
     assert config == Config(
         stage="prod",
+        ses_from_email="noreply@example.com",
         turn_seconds=45,
         log_retention_days=90,
         throttle_rate=50,
@@ -77,7 +79,8 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         poll_seconds=5,
         arena_stakes=(100, 250),
     )
-    assert config.protect_tables and config.retain_data
+    assert not config.protect_tables and config.retain_data
+    assert (config.message_rate, config.message_burst) == (50, 80)
 
 
 @pytest.mark.parametrize("given", [[100, 250], "[100,250]", " 100, 250 ", (100, 250)])
@@ -85,11 +88,45 @@ def test_arena_stakes_come_as_json_lists_or_comma_separated(given: Any) -> None:
     assert Config.from_context({"arenaStakes": given}.get).arena_stakes == (100, 250)
 
 
-def test_deletion_protection_follows_the_stage_unless_set() -> None:
-    assert Config(stage="prod").protect_tables
-    assert not Config(stage="prod", deletion_protection=False).protect_tables
+def test_deletion_protection_only_when_asked_for_so_a_first_create_can_roll_back() -> None:
+    """A protected table cannot be deleted by a failed first create's rollback (infra/README.md:
+    production is created unprotected, then deployed again with deletionProtection)."""
+    prod = Config(stage="prod", ses_from_email="noreply@example.com")
+    assert not prod.protect_tables and prod.retain_data
+    assert Config.from_context({**prod_context(), "deletionProtection": "true"}.get).protect_tables
     assert Config(stage="staging", deletion_protection=True).protect_tables
     assert not Config(stage="staging").retain_data
+
+
+def prod_context() -> dict[str, Any]:
+    return {"stage": "prod", "sesFromEmail": "noreply@example.com"}
+
+
+def test_production_sends_its_players_email_through_ses() -> None:
+    """Cognito's own sender stops at 50 emails a day: production must name an SES sender."""
+    with pytest.raises(ConfigError, match="sesFromEmail"):
+        Config.from_context({"stage": "prod"}.get)
+    assert Config.from_context(prod_context().get).ses_from_email == "noreply@example.com"
+    # With the platform's issuer there is no user pool to send anything.
+    Config(stage="prod", oidc_issuer="https://id.example", oidc_audience="canasta")
+
+
+def test_access_logs_only_where_the_accounts_logs_role_is() -> None:
+    assert not Config().stage_access_logs
+    assert Config(access_logs=True).stage_access_logs
+    assert Config(api_gateway_logs_role=True).stage_access_logs
+
+
+def test_the_stage_throttle_is_sized_from_the_expected_peak() -> None:
+    """10,000 matches a day × 350 messages ≈ 40.5 a second on average; the busiest hour is
+    about three times that, and the stage keeps half as much again above it."""
+    assert (Config().message_rate, Config().message_burst) == (190, 380)
+    assert Config(matches_per_day=100_000).message_rate == 1830
+    assert Config(matches_per_day=10).message_rate == 50
+    assert Config(throttle_rate=70).message_rate == 70
+    assert Config(throttle_rate=70).message_burst == 140
+    with pytest.raises(ConfigError, match="throttleRate"):
+        Config(matches_per_day=10_000_000)
 
 
 @pytest.mark.parametrize(
@@ -102,6 +139,8 @@ def test_deletion_protection_follows_the_stage_unless_set() -> None:
         ("logRetentionDays", "31"),
         ("tracing", "yes"),
         ("throttleRate", "0"),
+        ("matchesPerDay", "0"),
+        ("deletionProtection", "maybe"),
         ("queueSeconds", "5"),
         ("pollSeconds", "0"),
         ("pollSeconds", "61"),

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from infra.manifest import FUNCTIONS
-from tests.infra._support import HAVE_CDK, OIDC_AUDIENCE, OIDC_ISSUER, SKIP_REASON, Synthesis
+from tests.infra._support import (
+    HAVE_CDK,
+    OIDC_AUDIENCE,
+    OIDC_ISSUER,
+    SES_FROM_EMAIL,
+    SKIP_REASON,
+    Synthesis,
+)
 from tests.infra.test_stack import function_id, of_type, props
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
@@ -54,7 +61,15 @@ def test_by_default_a_user_pool_signs_players_in(synthesis: Synthesis, stage: st
     assert pool["UserPoolName"] == f"{stage}-canasta-players"
     assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is False
     assert pool["Policies"]["PasswordPolicy"]["MinimumLength"] >= 12
-    assert pool["DeletionProtection"] == ("ACTIVE" if stage == "prod" else "INACTIVE")
+    assert pool["DeletionProtection"] == "INACTIVE", "a first create's rollback deletes it"
+    # Production sends its sign-up codes through SES (Cognito's own sender: 50 a day).
+    email = pool.get("EmailConfiguration", {})
+    if stage == "prod":
+        assert email["EmailSendingAccount"] == "DEVELOPER"
+        assert email["From"] == SES_FROM_EMAIL
+        assert SES_FROM_EMAIL in json.dumps(email["SourceArn"])
+    else:
+        assert email.get("EmailSendingAccount", "COGNITO_DEFAULT") == "COGNITO_DEFAULT"
     # A public client in the browser: no secret, the authorization code flow (with PKCE).
     assert client["UserPoolId"] == {"Ref": pool_id}
     assert client["GenerateSecret"] is False

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from infra import manifest
+from infra.config import Config
 from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from services.common import constants, events
 from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
@@ -243,9 +244,17 @@ def test_tables_are_built_from_the_constants(
     else:
         assert "StreamSpecification" not in table
     production = stage == "prod"
-    assert table["DeletionProtectionEnabled"] is production
+    # A first create, in every stage: unprotected, so that its rollback can delete it.
+    assert table["DeletionProtectionEnabled"] is False
     # RETAIN_ON_UPDATE_OR_DELETE: a failed first create deletes it, so the retry can succeed.
     assert resource["DeletionPolicy"] == ("RetainExceptOnCreate" if production else "Delete")
+
+
+def test_tables_deployed_again_with_deletion_protection_have_it(synthesis: Synthesis) -> None:
+    template = synthesis.templates["oidc"]
+    tables = of_type(template, "AWS::DynamoDB::Table").values()
+    assert len(tables) == len(constants.TABLES)
+    assert all(props(table)["DeletionProtectionEnabled"] is True for table in tables)
 
 
 def test_every_stream_a_function_reads_is_on_in_the_template(
@@ -360,11 +369,12 @@ def test_concurrency_is_reserved_only_when_asked(template: dict[str, Any], stage
     assert set(reserved.values()) == {None}
 
 
+@pytest.mark.parametrize(("stage", "asked"), [("dev", False), ("prod", False), ("oidc", True)])
 def test_the_api_gateway_account_role_is_set_only_when_asked(
-    template: dict[str, Any], stage: str
+    synthesis: Synthesis, stage: str, asked: bool
 ) -> None:
-    accounts = of_type(template, "AWS::ApiGateway::Account")
-    assert len(accounts) == (1 if stage == "prod" else 0)
+    accounts = of_type(synthesis.templates[stage], "AWS::ApiGateway::Account")
+    assert len(accounts) == (1 if asked else 0)
 
 
 def test_function_log_groups_have_the_configured_retention(
@@ -419,19 +429,31 @@ def test_websocket_routes_and_authorizer(template: dict[str, Any], stage: str) -
     assert api_id in logical_ids(routes["play"]["ApiId"])
 
 
-def test_websocket_stage_throttling_and_access_logs(template: dict[str, Any], stage: str) -> None:
+def test_websocket_stage_throttling_and_no_access_logs_by_default(
+    template: dict[str, Any], stage: str
+) -> None:
+    """A new account has no API Gateway CloudWatch Logs role, and API Gateway refuses to
+    create a stage that logs without it: the default stage does not log."""
     (ws_stage,) = of_type(template, "AWS::ApiGatewayV2::Stage").values()
     settings = props(ws_stage)
     assert settings["StageName"] == stage
     assert settings["AutoDeploy"] is True
     assert settings["DefaultRouteSettings"] == {
-        "ThrottlingBurstLimit": 200,
-        "ThrottlingRateLimit": 100,
+        "ThrottlingBurstLimit": Config().message_burst,
+        "ThrottlingRateLimit": Config().message_rate,
     }
-    log_format = json.loads(settings["AccessLogSettings"]["Format"])
+    assert "AccessLogSettings" not in settings
+    assert not of_type(template, "AWS::ApiGateway::Account")
+
+
+def test_the_stage_logs_where_this_stack_sets_the_accounts_role(synthesis: Synthesis) -> None:
+    template = synthesis.templates["oidc"]
+    (ws_stage,) = of_type(template, "AWS::ApiGatewayV2::Stage").values()
+    log_format = json.loads(props(ws_stage)["AccessLogSettings"]["Format"])
     assert log_format["requestId"] == "$context.requestId"
-    # With the account's role set in this stack, the stage waits for it.
-    assert ("ApiGatewayAccount" in ws_stage.get("DependsOn", [])) == (stage == "prod")
+    (account,) = of_type(template, "AWS::ApiGateway::Account")
+    # The stage waits for the account's role.
+    assert account in ws_stage["DependsOn"]
 
 
 def test_pushers_may_post_to_this_stages_connections_only(

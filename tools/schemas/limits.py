@@ -20,8 +20,8 @@ BURST: Final[int] = _DEFAULTS["message_burst"].default
 PER_SECOND: Final[float] = _DEFAULTS["messages_per_second"].default
 JOIN_ATTEMPTS: Final[int] = _DEFAULTS["join_attempts"].default
 JOIN_WINDOW_SECONDS: Final[int] = _DEFAULTS["join_window_seconds"].default
-STAGE_RATE: Final[int] = Config().throttle_rate
-STAGE_BURST: Final[int] = Config().throttle_burst
+STAGE_RATE: Final[int] = Config().message_rate
+STAGE_BURST: Final[int] = Config().message_burst
 
 
 def rate_limits() -> dict[str, Any]:
