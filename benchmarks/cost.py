@@ -8,12 +8,16 @@ million of them, per AWS service.
 Prices: AWS on-demand list prices, us-east-1, as listed in 2026 (below, with
 their units). Free tiers are left out. Assumptions, printed with the figures:
 
-* every function has 256 MB (``infra/manifest.py``) on arm64;
+* each function has the memory the manifest gives it (``FunctionSpec.memory_mb``:
+  the turn functions 1,024 MB, the others 256 MB), on arm64; Lambda bills
+  GB-seconds at that memory;
 * billed duration: the CPU time each invocation took warm, in-process, with
-  moto standing in for AWS (rounded up to the millisecond). A second figure
-  replaces moto's time with a typical in-region latency per AWS call
-  (``TYPICAL_LATENCY_MS``): the handlers wait on the network, and that is
-  what Lambda bills;
+  moto standing in for AWS (rounded up to the millisecond), the function's own
+  part stretched by its vCPU share (Lambda gives a whole vCPU at 1,769 MB and
+  proportionally less below: 256 MB runs the same work about 6.9 times
+  longer). A second figure replaces moto's time with a typical in-region
+  latency per AWS call (``TYPICAL_LATENCY_MS``): the handlers wait on the
+  network, and that is what Lambda bills;
 * WebSocket connection minutes: four players connected for the whole match,
   ``SECONDS_PER_ACTION`` per action played (people think), plus the wait in
   the queue; ``$connect``/``$disconnect`` are not counted as messages;
@@ -36,7 +40,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.report import Figure
-from benchmarks.usage import TYPICAL_LATENCY_MS, Usage, Work, lambda_functions
+from benchmarks.usage import (
+    MEMORY_MB,
+    TYPICAL_LATENCY_MS,
+    Usage,
+    Work,
+    cpu_slowdown,
+    lambda_functions,
+)
 
 PRICES_AS_OF = "AWS on-demand list prices as of 2026, us-east-1"
 
@@ -57,7 +68,6 @@ SCHEDULER_INVOCATION = 1.00 / 1e6
 STEP_FUNCTIONS_TRANSITION = 0.025 / 1e3
 """Standard workflows."""
 
-MEMORY_GB = 256 / 1024
 SECONDS_PER_ACTION = 4.0
 QUEUE_WAIT_SECONDS = 10.0
 PLAYERS = 4
@@ -74,6 +84,8 @@ class MatchCost:
     connection_minutes: float
     lambda_seconds: float
     lambda_seconds_typical: float
+    gb_seconds: float
+    gb_seconds_typical: float
     stored_gb: float
 
     @property
@@ -92,18 +104,25 @@ def _billed_seconds(seconds: float, invocations: float) -> float:
 def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
     functions = lambda_functions(match)
     invocations = sum(match[f"invocations:{f}"] for f in functions)
-    seconds = sum(_billed_seconds(match[f"cpu:{f}"], match[f"invocations:{f}"]) for f in functions)
-    typical = 0.0
+    seconds = typical = gb_seconds = gb_seconds_typical = 0.0
     for f in functions:
+        own = match[f"own:{f}"] * cpu_slowdown(f)
         waits = sum(
             count * TYPICAL_LATENCY_MS.get(key.split(":", 2)[2], 10.0) / 1000
             for key, count in match.items()
             if key.startswith(f"call:{f}:")
         )
-        typical += _billed_seconds(match[f"own:{f}"] + waits, match[f"invocations:{f}"])
+        billed = _billed_seconds(
+            match[f"cpu:{f}"] - match[f"own:{f}"] + own, match[f"invocations:{f}"]
+        )
+        billed_typical = _billed_seconds(own + waits, match[f"invocations:{f}"])
+        seconds += billed
+        typical += billed_typical
+        gb_seconds += billed * MEMORY_MB[f] / 1024
+        gb_seconds_typical += billed_typical * MEMORY_MB[f] / 1024
     minutes = PLAYERS * (actions * SECONDS_PER_ACTION + QUEUE_WAIT_SECONDS) / 60
     by_service = {
-        "Lambda": invocations * LAMBDA_REQUEST + seconds * MEMORY_GB * LAMBDA_ARM_GB_SECOND,
+        "Lambda": invocations * LAMBDA_REQUEST + gb_seconds * LAMBDA_ARM_GB_SECOND,
         "DynamoDB": match["wru"] * DYNAMODB_WRU
         + match["rru"] * DYNAMODB_RRU
         + stored_bytes / GB * DYNAMODB_STORAGE_GB_MONTH,
@@ -117,10 +136,12 @@ def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
     }
     return MatchCost(
         by_service=by_service,
-        lambda_typical=invocations * LAMBDA_REQUEST + typical * MEMORY_GB * LAMBDA_ARM_GB_SECOND,
+        lambda_typical=invocations * LAMBDA_REQUEST + gb_seconds_typical * LAMBDA_ARM_GB_SECOND,
         connection_minutes=minutes,
         lambda_seconds=seconds,
         lambda_seconds_typical=typical,
+        gb_seconds=gb_seconds,
+        gb_seconds_typical=gb_seconds_typical,
         stored_gb=stored_bytes / GB,
     )
 
@@ -157,7 +178,8 @@ def figures(usage: Usage, stored_bytes: float) -> list[Figure]:
             "  Lambda with typical AWS latencies, $",
             cost.lambda_typical,
             "{:.7f}",
-            f"{cost.lambda_seconds_typical:.2f} s billed vs {cost.lambda_seconds:.2f} s measured; "
+            f"{cost.lambda_seconds_typical:.2f} s ({cost.gb_seconds_typical:.2f} GB-s) billed vs "
+            f"{cost.lambda_seconds:.2f} s ({cost.gb_seconds:.2f} GB-s) measured; "
             f"total would be ${typical_total * MILLION:,.0f} per million",
         ),
         Figure(
@@ -177,10 +199,11 @@ def figures(usage: Usage, stored_bytes: float) -> list[Figure]:
         ),
         Figure(
             SECTION,
-            "  assumed: Lambda memory, MB",
-            MEMORY_GB * 1024,
+            "  assumed: Lambda memory, MB (mean per GB-s)",
+            1024 * cost.gb_seconds / max(cost.lambda_seconds, 1e-9),
             "{:.0f}",
-            "arm64; durations = warm CPU time measured in-process",
+            "arm64, each function's memory_mb from the manifest; own CPU time stretched by "
+            "its vCPU share",
         ),
         Figure(
             SECTION,

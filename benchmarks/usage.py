@@ -183,6 +183,19 @@ def stored_per_match(runs: Sequence[MatchRun]) -> float:
     return median(sum(r.stored_bytes.get(t, 0) for t in KEPT_TABLES) for r in runs)
 
 
+MEMORY_MB = {function_label(spec.handler): spec.memory_mb for spec in manifest.FUNCTIONS.values()}
+"""Each function's memory as deployed (``FunctionSpec.memory_mb``): what Lambda bills per
+second, and the share of a vCPU it runs on."""
+FULL_VCPU_MB = 1769
+"""Lambda gives one full vCPU at 1,769 MB, and CPU in proportion to memory below it."""
+
+
+def cpu_slowdown(function: str) -> float:
+    """How much longer the function's own CPU work takes on Lambda than on the one core it
+    was measured on: the inverse of its vCPU share (1 at 1,769 MB and above)."""
+    return max(1.0, FULL_VCPU_MB / MEMORY_MB[function])
+
+
 def lambda_functions(work: Work) -> list[str]:
     return sorted(k.split(":", 1)[1] for k in work if k.startswith("invocations:"))
 

@@ -49,7 +49,7 @@ from local import STAGE
 from local.dispatcher import LambdaContext, load, websocket_event
 from local.iam import ACCOUNT, IamEnforcer
 from local.issuer import DISCOVERY_PATH, JWKS_PATH, Accounts, LocalIssuer
-from services.common.auth import Identity
+from services.common.auth import MAX_URL_CHARS, Identity
 from services.common.names import NAME_RULE
 from services.common.protocol import CloseCode, SignInError, SignInRequest, SignInResponse
 from services.common.tableviews import error_message
@@ -317,6 +317,10 @@ class Gateway:
         return websocket_event(connection_id, route, body, self._authorized.get(connection_id))
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        url = f"{'wss' if request.secure else 'ws'}://{request.host}{request.raw_path}"
+        if len(url) > MAX_URL_CHARS:
+            # API Gateway refuses the connect before any authorizer runs.
+            return web.Response(status=414, text="URI Too Long")
         token = request.query.get("token", "")
         try:
             policy = await self._run(

@@ -56,8 +56,14 @@ from services.common.names import display_name
 if TYPE_CHECKING:
     import jwt
 
-MAX_TOKEN_CHARS = 8192
-"""Cognito's ID tokens are 1-2 KB (more with many groups); anything longer is not parsed."""
+MAX_URL_CHARS = 4096
+"""API Gateway's limit on a WebSocket API's URL (a fixed quota): the token rides in it."""
+URL_PREFIX_CHARS = 320
+"""The rest of the connect URL: ``wss://``, a host of up to 253 characters (a custom
+domain), ``/<stage>`` and ``?token=``."""
+MAX_TOKEN_CHARS = MAX_URL_CHARS - URL_PREFIX_CHARS
+"""Cognito's ID tokens are 1-2 KB (more with many groups); a longer token could not reach
+the authorizer through any URL API Gateway accepts, and anything longer is not parsed."""
 LEEWAY_SECONDS = 30
 MAX_LIFETIME_SECONDS = 24 * 3600 + 300
 """Cognito's longest ID or access token lives a day; a later ``exp`` is not a real token."""

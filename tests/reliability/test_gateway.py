@@ -14,12 +14,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from aiohttp import ClientSession, ClientWebSocketResponse, WSMsgType, web
+from aiohttp import ClientSession, ClientWebSocketResponse, WSMsgType, WSServerHandshakeError, web
 
 from local.__main__ import Relay
 from local.aws import LocalAws
 from local.gateway import Gateway
-from services.common.auth import Identity
+from services.common.auth import MAX_URL_CHARS, Identity
 from tests.integration.harness import served_issuer
 
 pytestmark = pytest.mark.integration
@@ -76,3 +76,30 @@ def test_an_unreadable_frame_gets_an_error_and_the_connection_stays_open(
     refused, after = asyncio.run(scenario())
     assert refused["type"] == "error" and refused["code"] != "internal", refused
     assert after["type"] == "balance", after
+
+
+def test_a_connect_url_over_api_gateways_limit_is_refused_before_the_authorizer(
+    aws: tuple[LocalAws, Relay],
+) -> None:
+    """API Gateway takes WebSocket URLs of at most 4,096 characters (``MAX_URL_CHARS``): the
+    local gateway refuses a longer one too, so a client cannot rely on what AWS refuses."""
+    _, relay = aws
+    token = served_issuer().issue(Identity("gw2", "Gw"), ttl=600)
+
+    async def scenario() -> tuple[int, int]:
+        async with gateway(relay) as url, ClientSession() as session:
+            base = f"{url}?token={token}&pad="
+            statuses = []
+            for length in (MAX_URL_CHARS, MAX_URL_CHARS + 1):
+                padded = base + "x" * (length - len(base))
+                assert len(padded) == length
+                try:
+                    async with session.ws_connect(padded) as ws:
+                        await ws.send_str('{"action": "balance"}')
+                        assert (await reply(ws))["type"] == "balance"
+                        statuses.append(101)
+                except WSServerHandshakeError as exc:
+                    statuses.append(exc.status)
+            return statuses[0], statuses[1]
+
+    assert asyncio.run(scenario()) == (101, 414)

@@ -18,7 +18,9 @@ from services.common.auth import (
     MAX_KEY_AGE_SECONDS,
     MAX_LIFETIME_SECONDS,
     MAX_TOKEN_CHARS,
+    MAX_URL_CHARS,
     REFRESH_SECONDS,
+    URL_PREFIX_CHARS,
     ExpiredToken,
     Identity,
     InvalidToken,
@@ -274,6 +276,15 @@ def test_a_token_signed_by_the_issuers_key_with_another_algorithm_is_refused_unr
     refused(verifier, token)
     assert pool.fetches == fetched, "no key was looked up for it"
     assert verifier.verify(pool.sign(id_claims(clock))).player_id == SUB
+
+
+def test_the_longest_token_accepted_fits_in_a_websocket_url() -> None:
+    """The token comes in the connect URL's query string, which API Gateway bounds at 4,096
+    characters: a token the authorizer would accept must fit beside the longest stage URL
+    (base64url needs no percent-encoding, so its length in the URL is its own)."""
+    longest = "wss://" + "d" * 253 + "/" + "s" * 12 + "?token="
+    assert len(longest) <= URL_PREFIX_CHARS
+    assert MAX_TOKEN_CHARS + URL_PREFIX_CHARS <= MAX_URL_CHARS == 4096
 
 
 def _padded(segment: str) -> str:
