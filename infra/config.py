@@ -7,14 +7,17 @@ given on the command line arrive as strings (``-c turnSeconds=45``), values in
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from infra.assets import REPO
 from services.common.settings import LedgerClient, LedgerClientName
 
 # The retention periods CloudWatch Logs accepts, in days.
@@ -373,3 +376,37 @@ CONTEXT_KEYS = {
     "ledger_clients": "ledgerClients",
 }
 """Config field → CDK context key (the names documented in infra/README.md)."""
+
+
+def stack_name(config: Config) -> str:
+    return f"canasta-{config.stage}"
+
+
+def file_context(path: Path = REPO / "cdk.json") -> dict[str, Any]:
+    """The ``context`` of cdk.json (the CLI passes it itself; direct runs read it here)."""
+    if not path.exists():
+        return {}
+    context = json.loads(path.read_text(encoding="utf-8")).get("context", {})
+    return dict(context)
+
+
+def add_context_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c",
+        "--context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a context value, as for cdk (repeatable)",
+    )
+
+
+def context_overrides(parser: argparse.ArgumentParser, items: Sequence[str]) -> dict[str, str]:
+    """The ``-c KEY=VALUE`` arguments, which override cdk.json's context as the CLI's do."""
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"-c takes KEY=VALUE, not {item!r}")
+        pairs[key] = value
+    return pairs
