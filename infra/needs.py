@@ -16,8 +16,8 @@ from enum import StrEnum
 from typing import Any
 
 from infra.config import Config, stack_name
-from infra.manifest import UNRESERVED_MINIMUM, Concurrency, concurrency_needed
-from services.common.constants import TABLES
+from infra.manifest import FUNCTIONS, UNRESERVED_MINIMUM, Concurrency, concurrency_needed
+from services.common.constants import STATE_MACHINE, TABLES
 
 BOOTSTRAP_VERSION = 6
 """The CDK bootstrap stack's version the templates need: their ``CheckBootstrapVersion``
@@ -30,7 +30,7 @@ sandbox's 200 a day, a fiftieth of a production account's first 50,000."""
 LAMBDA_QUOTA = "L-B99A9384"
 """Service Quotas' code of Lambda's ``Concurrent executions``."""
 ALIVE = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE")
-"""Stack statuses whose resources (the tables among them) belong to a deployed stage."""
+"""Stack statuses whose resources (tables, log groups) belong to a deployed stage."""
 FIX_ROLE = (
     "-c apiGatewayLogsRole=true (once per account and region), or aws apigateway "
     "update-account --patch-operations op=replace,path=/cloudwatchRoleArn,value=<role ARN>"
@@ -102,6 +102,7 @@ class Readings:
     """The stage's stack, None when it does not exist."""
     tables: Mapping[str, bool | Unread]
     """Each of the stage's table names → whether a table of that name exists."""
+    log_groups: Mapping[str, bool | Unread]
     ses_account: SesAccount | Unread | None = None
     """None: not read (the stage sends no email through SES)."""
     ses_identity: bool | Unread | None = None
@@ -125,6 +126,9 @@ class AccountNeeds:
     """Tickets open at once: that rate for ``queueSeconds``, each ticket's longest wait."""
     bootstrap_version: int
     tables: tuple[str, ...]
+    log_groups: tuple[str, ...]
+    """The log groups the stack names (the functions', the state machine's): a production
+    stage retains them when deleted, so deploying it again collides on them too."""
 
     @classmethod
     def of(cls, config: Config) -> AccountNeeds:
@@ -138,6 +142,10 @@ class AccountNeeds:
             open_executions=config.throttle_rate * config.queue_seconds,
             bootstrap_version=BOOTSTRAP_VERSION,
             tables=tuple(config.name(spec.name) for spec in TABLES),
+            log_groups=(
+                *(f"/aws/lambda/{config.name(f'canasta-{key}')}" for key in FUNCTIONS),
+                f"/aws/vendedlogs/states/{config.name(STATE_MACHINE)}",
+            ),
         )
 
 
@@ -156,6 +164,7 @@ def needs_metadata(config: Config) -> dict[str, Any]:
         "statesOpenExecutions": needs.open_executions,
         "cdkBootstrapVersion": needs.bootstrap_version,
         "tables": list(needs.tables),
+        "logGroups": list(needs.log_groups),
     }
 
 
@@ -297,27 +306,33 @@ def bootstrap_check(needs: AccountNeeds, version: int | Unread | None) -> Check:
     return _at_least(name, version, needs.bootstrap_version, "(version)", fix)
 
 
-def table_checks(needs: AccountNeeds, readings: Readings) -> list[Check]:
+def name_checks(needs: AccountNeeds, readings: Readings) -> list[Check]:
+    """The stage's fixed names: a table or log group left by an earlier deploy (retained, or
+    a failed create's) makes the create collide, unless the stage's stack owns it."""
     status = readings.stack_status
+    names = [
+        *(("table", name, readings.tables) for name in needs.tables),
+        *(("log group", name, readings.log_groups) for name in needs.log_groups),
+    ]
     if isinstance(status, str) and status in ALIVE:
+        found = f"the stack's own ({status})"
         return [
-            Check(f"table {name}", Verdict.OK, f"the stack's own ({status})", "the stack's own")
-            for name in needs.tables
+            Check(f"{kind} {name}", Verdict.OK, found, "the stack's own") for kind, name, _ in names
         ]
     if isinstance(status, Unread):
         stack = f"{needs.stack} not read ({status.reason})"
     else:
         stack = f"{needs.stack} {status or 'absent'}"
     checks = []
-    for name in needs.tables:
-        exists = readings.tables.get(name, Unread("not read"))
+    for kind, name, existing in names:
+        exists = existing.get(name, Unread("not read"))
         if isinstance(exists, Unread):
-            checks.append(_unknown(f"table {name}", exists, "the name free"))
+            checks.append(_unknown(f"{kind} {name}", exists, "the name free"))
             continue
         found = f"exists, the stack {stack}" if exists else "free"
-        fix = "delete it (deletion protection off first) once its data is not wanted"
+        fix = "delete it (a table: deletion protection off first) once its data is not wanted"
         verdict = Verdict.SHORT if exists else Verdict.OK
-        checks.append(Check(f"table {name}", verdict, found, "the name free", fix))
+        checks.append(Check(f"{kind} {name}", verdict, found, "the name free", fix))
     return checks
 
 
@@ -325,7 +340,7 @@ def verdicts(needs: AccountNeeds, readings: Readings) -> list[Check]:
     """One check per setting, in the order the deploy meets them."""
     return [
         bootstrap_check(needs, readings.bootstrap_version),
-        *table_checks(needs, readings),
+        *name_checks(needs, readings),
         *lambda_checks(needs, readings.lambda_limits),
         api_gateway_check(needs, readings.api_gateway_role),
         *states_checks(needs, readings.states),

@@ -5,9 +5,9 @@ same context as cdk (cdk.json's, then ``-c``), derives the stage's needs
 (``infra.needs``) and reads the account with boto3's default credentials and
 region, read-only: Lambda's account settings, API Gateway's account, Step
 Functions' quotas (Service Quotas), SES's account and identity, the CDK bootstrap
-parameter, the stage's stack and its table names. One line per check, ``OK``,
+parameter, the stage's stack and its tables' and log groups' names. One line per check, ``OK``,
 ``SHORT`` or ``UNKNOWN``; exit 1 on any SHORT (with ``--strict``, on any UNKNOWN too),
-2 on a bad context or no region.
+2 on a bad context, no credentials or no region.
 """
 
 from __future__ import annotations
@@ -103,6 +103,11 @@ def table_exists(client: Client, name: str) -> bool:
     return True
 
 
+def log_group_exists(client: Client, name: str) -> bool:
+    groups = client.describe_log_groups(logGroupNamePrefix=name)["logGroups"]
+    return any(group["logGroupName"] == name for group in groups)
+
+
 def ses_account(client: Client) -> SesAccount:
     account = client.get_account()
     return SesAccount(
@@ -122,7 +127,7 @@ def ses_identity(client: Client, address: str) -> bool | None:
 
 def read(needs: AccountNeeds, client: Clients) -> Readings:
     """Every reading the needs ask for, each failure kept as ``Unread``."""
-    dynamodb = client("dynamodb")
+    dynamodb, logs = client("dynamodb"), client("logs")
     found = Readings(
         lambda_limits=_read(lambda: lambda_limits(client("lambda"))),
         api_gateway_role=_read(lambda: api_gateway_role(client("apigateway"))),
@@ -130,6 +135,9 @@ def read(needs: AccountNeeds, client: Clients) -> Readings:
         states=_read(lambda: states(client("service-quotas"))),
         stack_status=_read(lambda: stack_status(client("cloudformation"), needs.stack)),
         tables={name: _read(partial(table_exists, dynamodb, name)) for name in needs.tables},
+        log_groups={
+            name: _read(partial(log_group_exists, logs, name)) for name in needs.log_groups
+        },
     )
     address = needs.ses_identity
     if address is None:
@@ -172,8 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"infra.preflight: {exc}", file=sys.stderr)
         return 2
     session = boto3.Session()
-    if session.region_name is None:
-        print("infra.preflight: no region (AWS_REGION or the profile's region)", file=sys.stderr)
+    if session.region_name is None or session.get_credentials() is None:
+        print(
+            "infra.preflight: no AWS credentials or no region (AWS_PROFILE, or the "
+            "AWS_* variables with AWS_DEFAULT_REGION)",
+            file=sys.stderr,
+        )
         return 2
     print(f"preflight of stage {config.stage} in {session.region_name}")
     return run(config, session.client, args.strict)

@@ -36,6 +36,7 @@ REGION = "eu-west-1"
 SENDER = "games@canasta.example"
 CONSUMERS = sum(spec.max_concurrency or 0 for spec in FUNCTIONS.values())
 RESERVED = sum(spec.reserved_concurrency or 0 for spec in FUNCTIONS.values())
+RELAY_LOGS = "/aws/lambda/prod-canasta-relay"
 START_RATE = "StartExecution throttle token refill rate per second"
 OPEN = "Open executions"
 
@@ -97,6 +98,7 @@ ENOUGH = Readings(
     states=StatesQuotas(start_rate=150.0, open_executions=1_000_000.0),
     stack_status=None,
     tables=dict.fromkeys(NEEDS.tables, False),
+    log_groups=dict.fromkeys(NEEDS.log_groups, False),
     ses_account=SesAccount(production=True, sending=True, daily_quota=50_000.0),
     ses_identity=True,
 )
@@ -114,6 +116,10 @@ SHORTS: dict[str, dict[str, Any]] = {
     "ses daily quota": {"ses_account": SesAccount(True, True, 500.0)},
     "table prod-canasta-ledger": {
         "tables": {**dict.fromkeys(NEEDS.tables, False), "prod-canasta-ledger": True}
+    },
+    # A production stage deleted before keeps its log groups.
+    "log group /aws/lambda/prod-canasta-relay": {
+        "log_groups": {**dict.fromkeys(NEEDS.log_groups, False), RELAY_LOGS: True}
     },
 }
 ALSO_SHORT = {"lambda concurrency": {"lambda unreserved"}}
@@ -157,6 +163,7 @@ def test_unread_is_unknown_and_never_ok() -> None:
         bootstrap_version=unread,
         states=unread,
         tables=dict.fromkeys(NEEDS.tables, unread),
+        log_groups=dict.fromkeys(NEEDS.log_groups, unread),
         ses_account=unread,
         ses_identity=unread,
     )
@@ -177,13 +184,18 @@ def test_what_the_stage_does_not_use_is_not_asked_of_the_account() -> None:
 
 
 @pytest.mark.unit
-def test_the_deployed_stacks_own_tables_are_not_leftovers() -> None:
-    taken = dict.fromkeys(NEEDS.tables, True)
-    deployed = by_name(replace(ENOUGH, tables=taken, stack_status="UPDATE_COMPLETE"))
-    assert {deployed[f"table {name}"] for name in NEEDS.tables} == {Verdict.OK}
-    # A failed first create leaves retained tables and a stack that owns nothing.
-    failed = by_name(replace(ENOUGH, tables=taken, stack_status="ROLLBACK_COMPLETE"))
-    assert {failed[f"table {name}"] for name in NEEDS.tables} == {Verdict.SHORT}
+def test_the_deployed_stacks_own_names_are_not_leftovers() -> None:
+    taken = replace(
+        ENOUGH,
+        tables=dict.fromkeys(NEEDS.tables, True),
+        log_groups=dict.fromkeys(NEEDS.log_groups, True),
+    )
+    names = [f"table {n}" for n in NEEDS.tables] + [f"log group {n}" for n in NEEDS.log_groups]
+    deployed = by_name(replace(taken, stack_status="UPDATE_COMPLETE"))
+    assert {deployed[name] for name in names} == {Verdict.OK}
+    # A failed first create's stack owns nothing, whatever it left behind.
+    failed = by_name(replace(taken, stack_status="ROLLBACK_COMPLETE"))
+    assert {failed[name] for name in names} == {Verdict.SHORT}
 
 
 @pytest.mark.unit
@@ -356,6 +368,19 @@ def test_a_leftover_table_is_short(account: Run) -> None:
 
 
 @pytest.mark.integration
+def test_a_retained_log_group_is_short(account: Run) -> None:
+    bootstrap()
+    logs = boto3.client("logs", region_name=REGION)
+    logs.create_log_group(logGroupName=RELAY_LOGS)
+    logs.create_log_group(logGroupName="/aws/lambda/prod-canasta-turn-ws-old")
+    code, out = account(Config(stage="prod"), ANSWERED)
+    assert code == 1, out
+    assert verdict_of(out, f"log group {RELAY_LOGS}") == "SHORT"
+    # Only the exact name collides, not one it prefixes.
+    assert verdict_of(out, "log group /aws/lambda/prod-canasta-turn-ws") == "OK"
+
+
+@pytest.mark.integration
 def test_the_deployed_stacks_tables_pass(account: Run) -> None:
     bootstrap()
     template = '{"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}}'
@@ -472,4 +497,13 @@ def test_access_denied_is_unknown_not_short(account: Run) -> None:
 def test_the_template_carries_the_needs_the_preflight_checks(synthesis: Synthesis) -> None:
     for stage, stack in synthesis.stacks.items():
         expected = needs_metadata(stack.backbone.config)
-        assert synthesis.templates[stage]["Metadata"]["Canasta::AccountNeeds"] == expected
+        template = synthesis.templates[stage]
+        assert template["Metadata"]["Canasta::AccountNeeds"] == expected
+        # Every log group the stack names is one the preflight looks for.
+        named = {
+            resource["Properties"]["LogGroupName"]
+            for resource in template["Resources"].values()
+            if resource["Type"] == "AWS::Logs::LogGroup"
+            and isinstance(resource["Properties"].get("LogGroupName"), str)
+        }
+        assert named == set(expected["logGroups"])
