@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench figures synth deploy-check fault-sweep clean distclean
+.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench figures synth deploy-check preflight fault-sweep clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -29,6 +29,8 @@ help:
 	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
 	@echo "make deploy-check  rehearse a deploy: prod synth with the real layer, cdk-nag, cfn-lint,"
 	@echo "               Lambda size limits, every handler imported against the layer alone"
+	@echo "make preflight  the AWS account's quotas and settings a deploy needs, read-only with"
+	@echo "               your credentials: exit 1 if any is short (STAGE=prod CONTEXT='-c ...' STRICT=1)"
 	@echo "make fault-sweep  every AWS call of a seeded match failing, one at a time (long)"
 	@echo "make install   create $(VENV) and install the project with dev and test tools"
 	@echo "make clean     remove caches and build output (distclean also removes $(VENV))"
@@ -120,6 +122,12 @@ synth: install
 # infra/README.md: what a first deploy must survive, checked without an AWS account.
 deploy-check: install
 	JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(PY) -m infra.deploy_check
+
+# infra/README.md "Before the first deploy": what the account must already have (read-only).
+STAGE ?=
+
+preflight: $(STAMP)
+	$(PY) -m infra.preflight $(if $(STAGE),--stage $(STAGE)) $(CONTEXT) $(if $(STRICT),--strict)
 
 # Every AWS call of the seeded match failing, each way, one at a time (the test tier
 # runs a seeded sample of 60; CANASTA_FAULT_SEED=... replays a sample).

@@ -7,7 +7,6 @@ like the CDK CLI, and writes the cloud assembly to ``cdk.out``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -18,16 +17,19 @@ import aws_cdk as cdk
 
 from infra.assets import DEFAULT_BUILD_DIR, REPO, build_assets
 from infra.components.runtime import PYTHON_VERSION
-from infra.config import Config, ConfigError
+from infra.config import (
+    Config,
+    ConfigError,
+    add_context_option,
+    context_overrides,
+    file_context,
+    stack_name,
+)
 from infra.nag import add_checks
 from infra.stack import CanastaStack
 
 SYNTH_DEFAULTS: dict[str, Any] = {"aws:cdk:disable-stack-trace": True}
 """What the CLI sets unless --debug: no creation stack trace recorded for every construct."""
-
-
-def stack_name(config: Config) -> str:
-    return f"canasta-{config.stage}"
 
 
 def add_stack(app: cdk.App, config: Config, build_dir: Path = DEFAULT_BUILD_DIR) -> CanastaStack:
@@ -36,32 +38,10 @@ def add_stack(app: cdk.App, config: Config, build_dir: Path = DEFAULT_BUILD_DIR)
     return CanastaStack(app, stack_name(config), config=config, assets=assets)
 
 
-def file_context(path: Path = REPO / "cdk.json") -> dict[str, Any]:
-    """The ``context`` of cdk.json (the CLI passes it itself; direct runs read it here)."""
-    if not path.exists():
-        return {}
-    context = json.loads(path.read_text(encoding="utf-8")).get("context", {})
-    return dict(context)
-
-
 def parse_args(argv: Sequence[str]) -> dict[str, str]:
     parser = argparse.ArgumentParser(prog="python -m infra.app", description=__doc__)
-    parser.add_argument(
-        "-c",
-        "--context",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a context value, as for cdk (repeatable)",
-    )
-    args = parser.parse_args(argv)
-    pairs = {}
-    for item in args.context:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"-c takes KEY=VALUE, not {item!r}")
-        pairs[key] = value
-    return pairs
+    add_context_option(parser)
+    return context_overrides(parser, parser.parse_args(argv).context)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

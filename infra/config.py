@@ -7,15 +7,18 @@ given on the command line arrive as strings (``-c turnSeconds=45``), values in
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from infra.assets import REPO
 from services.common.settings import LedgerClient, LedgerClientName
 
 # The retention periods CloudWatch Logs accepts, in days.
@@ -66,6 +69,7 @@ MESSAGES_PER_MATCH = 350
 """Messages a three-round match sends to the stage (the cost model's ``turn-ws`` requests,
 infra/README.md: the actions, retries and lobby messages of four players)."""
 SECONDS_PER_DAY = 86_400
+TICKETS_PER_MATCH = 4
 PEAK_TO_AVERAGE = 3
 """A game's busiest hour against its daily average (evenings, weekends): the stage must take
 the peak, not the mean."""
@@ -356,6 +360,13 @@ class Config:
         return max(MINIMUM_RATE, math.ceil(average * PEAK_TO_AVERAGE * HEADROOM / 10) * 10)
 
     @property
+    def ticket_rate(self) -> int:
+        """Matchmaking tickets started per second at the expected peak: every match formed
+        from a queue (an upper bound: friends tables start none), four tickets each."""
+        average = self.matches_per_day * TICKETS_PER_MATCH / SECONDS_PER_DAY
+        return math.ceil(average * PEAK_TO_AVERAGE * HEADROOM)
+
+    @property
     def message_burst(self) -> int:
         return self.throttle_burst if self.throttle_burst is not None else 2 * self.message_rate
 
@@ -421,3 +432,37 @@ CONTEXT_KEYS = {
     "ledger_clients": "ledgerClients",
 }
 """Config field → CDK context key (the names documented in infra/README.md)."""
+
+
+def stack_name(config: Config) -> str:
+    return f"canasta-{config.stage}"
+
+
+def file_context(path: Path = REPO / "cdk.json") -> dict[str, Any]:
+    """The ``context`` of cdk.json (the CLI passes it itself; direct runs read it here)."""
+    if not path.exists():
+        return {}
+    context = json.loads(path.read_text(encoding="utf-8")).get("context", {})
+    return dict(context)
+
+
+def add_context_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c",
+        "--context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a context value, as for cdk (repeatable)",
+    )
+
+
+def context_overrides(parser: argparse.ArgumentParser, items: Sequence[str]) -> dict[str, str]:
+    """The ``-c KEY=VALUE`` arguments, which override cdk.json's context as the CLI's do."""
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"-c takes KEY=VALUE, not {item!r}")
+        pairs[key] = value
+    return pairs

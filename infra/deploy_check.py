@@ -237,9 +237,9 @@ def lint(template: dict[str, object], work: Path) -> None:
 def main() -> int:
     import aws_cdk as cdk  # noqa: PLC0415
 
-    from infra.app import SYNTH_DEFAULTS, file_context, stack_name  # noqa: PLC0415
+    from infra.app import SYNTH_DEFAULTS  # noqa: PLC0415
     from infra.components.runtime import PYTHON_VERSION  # noqa: PLC0415
-    from infra.config import Config  # noqa: PLC0415
+    from infra.config import Config, file_context, stack_name  # noqa: PLC0415
     from infra.nag import add_checks  # noqa: PLC0415
     from infra.stack import CanastaStack  # noqa: PLC0415
 

@@ -36,6 +36,7 @@ as ``PutItem``/``UpdateItem``, so it has no action of its own here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,23 @@ QUERY = "dynamodb:Query"
 
 TIMERS = "timers"
 """The ``queue`` of the turn timers (``constants.TIMER_QUEUE``), fed by EventBridge Scheduler."""
+
+STREAM_PARALLELIZATION = 1
+"""The relay's batches in flight per stream shard: one keeps each table's events in order."""
+STREAM_SHARDS = 4
+"""An allowance for the games stream's shards, each read by one relay invocation at a time.
+A stream has a shard per table partition, and an on-demand table starts with about four
+(its initial 4,000 write units, 1,000 a partition); more as it grows past that."""
+WEBSOCKET_SECONDS = 0.1
+"""A WebSocket message's mean time in its function: the cost model's 50 ms of ``turn-ws``
+to 100 ms of ``connect`` (infra/README.md). By Little's law the stage's messages hold
+``throttleRate`` × this many executions at once."""
+DIRECT_ALLOWANCE = 2
+"""Each directly invoked function (the ledger API, the operators' URL): a few calls at once;
+past it a call is throttled (429) and its caller retries."""
+UNRESERVED_MINIMUM = 100
+"""Lambda refuses a reservation that would leave less than this of the account's concurrency
+unreserved (``UnreservedConcurrentExecutions``): reserving 10 needs a total of 110."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +119,9 @@ class FunctionSpec:
     memory_mb: int = 256
     timeout_seconds: int = 10
     max_concurrency: int | None = None
-    """For a queue consumer: the most batches in flight (protects the tables and the API)."""
+    """For a queue consumer: the most batches in flight (protects the tables and the API).
+    SQS takes 2 to 1,000; it is a cap, not a reservation: the account's unreserved pool
+    must hold it, or the consumer's invocations are throttled."""
     reserved_concurrency: int | None = None
     """Concurrency set aside for the function (switchable with ``reservedConcurrency``)."""
 
@@ -451,3 +471,62 @@ def service_of_route(route: str) -> str:
     """The service whose function a WebSocket route invokes."""
     (service,) = [spec.service for spec in FUNCTIONS.values() if route in spec.routes]
     return service
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """The concurrent executions the stack's functions can claim, by kind of trigger.
+
+    A new account's ``ConcurrentExecutions`` quota can be 10, below what the queue
+    consumers alone may take: the preflight compares the account with ``account``.
+    """
+
+    consumers: int
+    """The queue consumers' ``max_concurrency``, summed."""
+    stream: int
+    """The outbox relay: its reservation when reserving, else shards × parallelization."""
+    websocket: int
+    """Every WebSocket message's function (the routes and the ``$connect`` authorizer)."""
+    direct: int
+    """The directly invoked functions' allowance."""
+    reserved: int
+    """Of the above, what reservations set aside (``reservedConcurrency``)."""
+
+    @property
+    def claimed(self) -> int:
+        return self.consumers + self.stream + self.websocket + self.direct
+
+    @property
+    def unreserved(self) -> int:
+        """What must stay unreserved beside the reservations: the other claims, and when
+        anything is reserved, at least Lambda's minimum."""
+        others = self.claimed - self.reserved
+        return max(others, UNRESERVED_MINIMUM) if self.reserved else others
+
+    @property
+    def account(self) -> int:
+        """The account's ``ConcurrentExecutions`` this stage needs."""
+        return self.reserved + self.unreserved
+
+
+def concurrency_needed(reserved: bool, messages_per_second: int) -> Concurrency:
+    """What the functions can claim at once, with or without their reservations.
+
+    ``messages_per_second`` is the stage's WebSocket throttle rate (``throttleRate``):
+    the messages it admits, each held ``WEBSOCKET_SECONDS`` in its function.
+    """
+    consumers = stream = direct = reservations = 0
+    for spec in FUNCTIONS.values():
+        # A reservation is both what the function may claim and what it takes from the pool.
+        reservation = (spec.reserved_concurrency or 0) if reserved else 0
+        reservations += reservation
+        if spec.routes or spec.authorizer:
+            continue
+        if spec.max_concurrency is not None:
+            consumers += reservation or spec.max_concurrency
+        elif spec.stream is not None:
+            stream += reservation or STREAM_SHARDS * STREAM_PARALLELIZATION
+        else:
+            direct += reservation or DIRECT_ALLOWANCE
+    websocket = math.ceil(messages_per_second * WEBSOCKET_SECONDS)
+    return Concurrency(consumers, stream, websocket, direct, reservations)

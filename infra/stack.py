@@ -28,6 +28,7 @@ from infra.components.sign_in import SignIn
 from infra.components.tables import build_tables
 from infra.components.websocket import WebSocket
 from infra.config import Config
+from infra.needs import needs_metadata
 
 
 class CanastaStack(Stack):
@@ -46,6 +47,7 @@ class CanastaStack(Stack):
             description=f"Team Canasta game backend ({config.stage})",
             **kwargs,
         )
+        self.template_options.metadata = {"Canasta::AccountNeeds": needs_metadata(config)}
         tables = build_tables(self, config)
         messaging = Messaging(self, config)
         self.backbone = Backbone(

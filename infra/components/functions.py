@@ -20,7 +20,7 @@ from infra.components.backbone import Backbone
 from infra.components.client_aliases import ClientAlias, client_aliases
 from infra.components.common import RETENTION, function_name, pascal, removal_policy
 from infra.components.runtime import ARCHITECTURE, RUNTIME, dependency_layer, latest_python
-from infra.manifest import FUNCTIONS, FunctionSpec
+from infra.manifest import FUNCTIONS, STREAM_PARALLELIZATION, FunctionSpec
 from infra.nag import acknowledge
 from services.common.constants import TableSpec
 
@@ -138,7 +138,7 @@ class Functions:
                 bisect_batch_on_error=True,
                 retry_attempts=STREAM_RETRY_ATTEMPTS,
                 report_batch_item_failures=True,
-                parallelization_factor=1,
+                parallelization_factor=STREAM_PARALLELIZATION,
                 on_failure=sources.SqsDlq(failures),
                 filters=[
                     lambda_.FilterCriteria.filter(
