@@ -121,7 +121,7 @@ def history_events(queue_seconds: int, poll_seconds: int) -> int:
 def _events(state: dict[str, Any]) -> int:
     if state["Type"] != "Task":
         return STATE_EVENTS
-    retries = sum(r.get("MaxAttempts", DEFAULT_MAX_ATTEMPTS) for r in state.get("Retry", ()))
+    retries = sum(int(r.get("MaxAttempts", DEFAULT_MAX_ATTEMPTS)) for r in state.get("Retry", ()))
     return STATE_EVENTS + (1 + retries) * ATTEMPT_EVENTS
 
 
@@ -145,9 +145,7 @@ def _loop(states: dict[str, Any], start: str) -> list[str]:
     return walk([start])
 
 
-def _longest_exit(
-    states: dict[str, Any], name: str, start: str, seen: tuple[str, ...]
-) -> int:
+def _longest_exit(states: dict[str, Any], name: str, start: str, seen: tuple[str, ...]) -> int:
     """The most events from ``name`` to the end of the execution without passing ``start``
     again (0 when every way from ``name`` goes back round the loop)."""
     state = states[name]
