@@ -289,6 +289,13 @@ COMPLIANT: list[tuple[str, Template, Config]] = [
     ),
     ("a consumer at its bounds", CONSUMER, DEV),
     (
+        "a consumer at its bounds, through an alias",
+        _changed(
+            CONSUMER, _set("Live", ALIAS), _set("Mapping.Properties.FunctionName", {"Ref": "Live"})
+        ),
+        DEV,
+    ),
+    (
         "a stream consumer (not a queue's)",
         _changed(
             CONSUMER,
