@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from infra.config import Config, ConfigError
+from infra.deploy_check import CheckFailed, check_rules
 from infra.rules import RECORD_SECONDS, RULES, check
 from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 
@@ -406,3 +407,13 @@ def test_the_real_template_keeps_the_rule(synthesis: Synthesis, real_stage: str,
     config = synthesis.stacks[real_stage].backbone.config
     findings = check(synthesis.templates[real_stage], config)
     assert [str(f) for f in findings if f.rule == rule] == []
+
+
+def test_the_deploy_rehearsal_fails_on_any_stage_s_finding() -> None:
+    clean = _queue(DelaySeconds=900)
+    assert check_rules({"prod": (clean, PROD), "dev": (clean, DEV)}) == [
+        f"stage=prod: {len(RULES)} checked, 0 findings",
+        f"stage=dev: {len(RULES)} checked, 0 findings",
+    ]
+    with pytest.raises(CheckFailed, match=r"1 deploy rule findings:\ndev: DELAY Queue: "):
+        check_rules({"prod": (clean, PROD), "dev": (_queue(DelaySeconds=901), DEV)})
