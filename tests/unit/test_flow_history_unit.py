@@ -4,6 +4,7 @@ the HISTORY deploy rule and the Config's bound rest on this count."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -35,8 +36,34 @@ def test_the_bounds_of_the_settings_reach_past_the_limit() -> None:
     assert history_events(3600, 3) < HISTORY_LIMIT <= history_events(3600, 2)
 
 
-def _with(change: Any) -> Any:
-    """``flow.definition`` with ``change`` applied to its result."""
+def _through_a_pass_state(states: dict[str, Any]) -> None:
+    states["Wait"]["Next"] = "Again"
+    states["Again"] = {"Type": "Pass", "Next": "TryMatch"}
+
+
+def _one_more_retry(states: dict[str, Any]) -> None:
+    states["TryMatch"]["Retry"][0]["MaxAttempts"] += 1
+
+
+def _a_longer_abandon(states: dict[str, Any]) -> None:
+    states["Abandon"]["Next"] = "Told"
+    states["Told"] = {"Type": "Pass", "Next": "Expired"}
+
+
+@pytest.mark.parametrize(
+    ("change", "more"),
+    [
+        pytest.param(
+            _through_a_pass_state, 12 * 2, id="a state in the loop: every pass but the last"
+        ),
+        pytest.param(_one_more_retry, 13 * 4, id="a retry more: every pass and the way out"),
+        pytest.param(_a_longer_abandon, 2, id="a longer way out: once"),
+    ],
+)
+def test_a_change_to_the_definition_changes_the_count(
+    monkeypatch: pytest.MonkeyPatch, change: Callable[[dict[str, Any]], None], more: int
+) -> None:
+    before = history_events(120, 10)
     original = flow.definition
 
     def changed(queue_url: str, partition: str = "aws") -> dict[str, Any]:
@@ -44,38 +71,5 @@ def _with(change: Any) -> Any:
         change(states["States"])
         return states
 
-    return changed
-
-
-def test_a_state_added_to_the_loop_counts_on_every_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = history_events(120, 10)
-
-    def through_a_pass_state(states: dict[str, Any]) -> None:
-        states["Wait"]["Next"] = "Again"
-        states["Again"] = {"Type": "Pass", "Next": "TryMatch"}
-
-    monkeypatch.setattr(flow, "definition", _with(through_a_pass_state))
-    assert history_events(120, 10) == before + 12 * 2
-
-
-def test_more_retries_count_on_every_pass_and_on_the_way_out(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    before = history_events(120, 10)
-
-    def one_more_retry(states: dict[str, Any]) -> None:
-        states["TryMatch"]["Retry"][0]["MaxAttempts"] += 1
-
-    monkeypatch.setattr(flow, "definition", _with(one_more_retry))
-    assert history_events(120, 10) == before + 13 * 4
-
-
-def test_a_longer_way_out_counts_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = history_events(120, 10)
-
-    def a_longer_abandon(states: dict[str, Any]) -> None:
-        states["Abandon"]["Next"] = "Told"
-        states["Told"] = {"Type": "Pass", "Next": "Expired"}
-
-    monkeypatch.setattr(flow, "definition", _with(a_longer_abandon))
-    assert history_events(120, 10) == before + 2
+    monkeypatch.setattr(flow, "definition", changed)
+    assert history_events(120, 10) == before + more
