@@ -27,7 +27,7 @@ help:
 	@echo "make figures   bot strength and decision times, engine vs peer, cold start as deployed"
 	@echo "               (QUICK=1; PEER=DIR PEER_PYTHON=PY for the peer engine)"
 	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
-	@echo "make deploy-check  rehearse a deploy: prod synth with the real layer, cdk-nag, cfn-lint,"
+	@echo "make deploy-check  rehearse a deploy: prod synth with the real layer, cdk-nag, the deploy rules, cfn-lint,"
 	@echo "               Lambda size limits, every handler imported against the layer alone"
 	@echo "make preflight  the AWS account's quotas and settings a deploy needs, read-only with"
 	@echo "               your credentials: exit 1 if any is short (STAGE=prod CONTEXT='-c ...' STRICT=1)"

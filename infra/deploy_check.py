@@ -1,9 +1,10 @@
 """The deploy rehearsal (``make deploy-check``): what a first ``cdk deploy`` must survive.
 
 Synthesizes ``stage=prod`` with the real dependency layer (pip, for Lambda's
-aarch64 Linux), lets cdk-nag fail the synth on any unacknowledged finding,
-lints the template with cfn-lint, checks the layer and the code against
-Lambda's size limits, and imports every handler module in a fresh interpreter
+aarch64 Linux) and ``stage=dev`` beside it, lets cdk-nag fail the synth on any
+unacknowledged finding, holds both templates to the deploy rules
+(``infra/rules.py``), lints the prod template with cfn-lint, checks the layer
+and the code against Lambda's size limits, and imports every handler module in a fresh interpreter
 whose path holds the code asset, the layer's packages and the runtime's boto3,
 nothing else (``-I -S``: no site-packages, no environment).
 
@@ -26,8 +27,10 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infra.assets import (
     REPO,
@@ -37,6 +40,8 @@ from infra.assets import (
     pip_commands,
     runtime_python,
 )
+from infra.config import Config
+from infra.rules import RULES, check
 
 BUILD_DIR = REPO / "build" / "deploy-check"
 UNZIPPED_LIMIT = 250 * 1024 * 1024
@@ -224,6 +229,18 @@ def import_handlers(
     ]
 
 
+def check_rules(templates: Mapping[str, tuple[Mapping[str, Any], Config]]) -> list[str]:
+    """Every stage's template against the deploy rules; any finding fails the rehearsal."""
+    findings = [
+        f"{stage}: {finding}"
+        for stage, (template, config) in templates.items()
+        for finding in check(template, config)
+    ]
+    if findings:
+        raise CheckFailed(f"{len(findings)} deploy rule findings:\n" + "\n".join(findings))
+    return [f"stage={stage}: {len(RULES)} checked, 0 findings" for stage in templates]
+
+
 def lint(template: dict[str, object], work: Path) -> None:
     from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]  # noqa: PLC0415
 
@@ -249,12 +266,18 @@ def main() -> int:
     config = Config.from_context(app.node.try_get_context)
     assets = build_assets(BUILD_DIR, PYTHON_VERSION, bundle=True, tracing=config.tracing)
     stack = CanastaStack(app, stack_name(config), config=config, assets=assets)
+    # The default stage too, for the rules: the same context and assets, its own switches.
+    dev = Config.from_context({**context, "stage": "dev", "sesFromEmail": None}.get)
+    dev_stack = CanastaStack(app, stack_name(dev), config=dev, assets=assets)
     add_checks(app)
     try:
         # cdk-nag: an unacknowledged finding makes the synth raise.
         assembly = app.synth()
         template = assembly.get_stack_by_name(stack.stack_name).template
         print(f"synth  stage=prod, cdk-nag clean, {len(template['Resources'])} resources")
+        dev_template = assembly.get_stack_by_name(dev_stack.stack_name).template
+        for line in check_rules({"prod": (template, config), "dev": (dev_template, dev)}):
+            print(f"rules  {line}")
         lint(template, BUILD_DIR)
         print("lint   cfn-lint clean")
         for line in check_sizes(assets.code, assets.layer, BUILD_DIR):
