@@ -13,7 +13,7 @@ from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 
-from infra.components.common import function_name, pascal
+from infra.components.common import account_wide_name, function_name, pascal
 from infra.config import Config
 
 ClientAlias = tuple[lambda_.Alias, iam.ManagedPolicy]
@@ -38,7 +38,9 @@ def client_aliases(
             iam.ManagedPolicy(
                 stack,
                 f"{pascal(key)}{pascal(client.name)}InvokePolicy",
-                managed_policy_name=config.name(f"canasta-{key}-{client.name}-invoke"),
+                managed_policy_name=account_wide_name(
+                    stack, config, f"canasta-{key}-{client.name}-invoke"
+                ),
                 description=f"Invoke {function_name(config, key)}:{client.name} "
                 "(the alias of one mode): attach to that mode's role",
                 statements=[

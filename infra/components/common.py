@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_logs as logs
 
 from infra.config import Config
@@ -50,6 +50,12 @@ def short_name(spec: TableSpec) -> str:
 
 def function_name(config: Config, key: str) -> str:
     return config.name(f"canasta-{key}")
+
+
+def account_wide_name(stack: Stack, config: Config, base: str) -> str:
+    """The name of a resource whose names are the account's, not the region's (an IAM
+    managed policy): with the region, so that one stage can be deployed in two regions."""
+    return f"{config.name(base)}-{stack.region}"
 
 
 def removal_policy(config: Config) -> RemovalPolicy:

@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 
 from infra import policies
 from infra.components.backbone import Backbone
-from infra.components.common import pascal
+from infra.components.common import account_wide_name, pascal
 from infra.components.functions import Functions
 from infra.nag import acknowledge
 
@@ -40,7 +40,9 @@ class OperatorPolicies:
         policy = iam.ManagedPolicy(
             backbone.stack,
             f"Operator{pascal(key)}Policy",
-            managed_policy_name=backbone.config.name(f"canasta-operator-{key}"),
+            managed_policy_name=account_wide_name(
+                backbone.stack, backbone.config, f"canasta-operator-{key}"
+            ),
             description=f"The operators' console (python -m ops) {text}",
             statements=[
                 iam.PolicyStatement(

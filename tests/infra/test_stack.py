@@ -100,6 +100,11 @@ def named(template: dict[str, Any], kind: str, key: str, name: str) -> str:
     return matches[0]
 
 
+def with_region(name: str) -> dict[str, Any]:
+    """An account-wide name (an IAM managed policy's), as the template writes it."""
+    return {"Fn::Join": ["", [f"{name}-", {"Ref": "AWS::Region"}]]}
+
+
 def function_id(template: dict[str, Any], stage: str, key: str) -> str:
     return named(template, "AWS::Lambda::Function", "FunctionName", f"{stage}-canasta-{key}")
 
@@ -1047,7 +1052,7 @@ def test_the_ledger_api_is_granted_per_client_alias(template: dict[str, Any], st
             template,
             "AWS::IAM::ManagedPolicy",
             "ManagedPolicyName",
-            f"{stage}-canasta-ledger-api-{client}-invoke",
+            with_region(f"{stage}-canasta-ledger-api-{client}-invoke"),
         )
         (statement,) = statements(template["Resources"][policy_id])
         assert actions(statement) == ["lambda:InvokeFunction"]
