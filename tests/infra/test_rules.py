@@ -227,7 +227,12 @@ BREAKING: list[tuple[str, str, Template, Config]] = [
         "RETRYABLE",
         "a table protected, the config not asking",
         _table(DeletionProtectionEnabled=True),
-        Config(stage="prod", bundle=False, ses_from_email="noreply@example.com", deletion_protection=False),
+        Config(
+            stage="prod",
+            bundle=False,
+            ses_from_email="noreply@example.com",
+            deletion_protection=False,
+        ),
     ),
     (
         "RETRYABLE",
@@ -316,7 +321,12 @@ COMPLIANT: list[tuple[str, Template, Config]] = [
     (
         "a table protected when the config asks",
         _table("RetainExceptOnCreate", DeletionProtectionEnabled=True),
-        Config(stage="prod", bundle=False, ses_from_email="noreply@example.com", deletion_protection=True),
+        Config(
+            stage="prod",
+            bundle=False,
+            ses_from_email="noreply@example.com",
+            deletion_protection=True,
+        ),
     ),
     (
         "an unnamed log group retained",
