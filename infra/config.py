@@ -209,7 +209,8 @@ class Config:
     alarm_topic_arn: str | None = None
     """An existing SNS topic every alarm notifies; None: the stack makes one."""
     alarm_email: str | None = None
-    """An address the stack's alarm topic mails (a subscription the recipient confirms)."""
+    """An address the stack's alarm topic mails (a subscription the recipient confirms);
+    refused with ``alarm_topic_arn``, whose subscribers are that topic's owner's."""
     ses_from_email: str | None = None
     """The own user pool sends its email through SES from this verified address; None: through
     Cognito's built-in sender, whose daily quota is below a production stage's volume."""
@@ -297,6 +298,12 @@ class Config:
                 raise ConfigError(f"context {key!r} must be an email address, not {address!r}")
         if self.ses_from_email is not None and not self.own_user_pool:
             raise ConfigError("context 'sesFromEmail' is for the stack's own user pool")
+        if self.alarm_email is not None and self.alarm_topic_arn is not None:
+            # An existing topic is its owner's: who it mails is decided where it is managed.
+            raise ConfigError(
+                "context 'alarmEmail' subscribes to the stack's own alarm topic; "
+                "with 'alarmTopicArn', subscribe the address to that topic where it is managed"
+            )
 
     @property
     def own_user_pool(self) -> bool:

@@ -1,6 +1,6 @@
 """The whole backend in one stack: tables, bus, queues, timers, the matchmaking state machine,
-WebSocket API, functions, alarms, and the players' sign-in (a Cognito user pool, unless an
-existing OpenID Connect issuer is configured).
+WebSocket API, functions, alarms and their topic, and the players' sign-in (a Cognito user
+pool, unless an existing OpenID Connect issuer is configured).
 
 Names and keys come from ``services.common.constants`` (the module the local
 stack builds from too) and every function from ``infra.manifest.FUNCTIONS``.
@@ -59,6 +59,6 @@ class CanastaStack(Stack):
         )
         self.functions = Functions(self.backbone, assets)
         self.backbone.websocket.add_routes(self.functions.by_key)
-        Monitoring(self.backbone, self.functions.by_key)
+        monitoring = Monitoring(self.backbone, self.functions.by_key)
         self.operators = OperatorPolicies(self.backbone, self.functions)
-        add_outputs(self.backbone, self.functions, self.operators)
+        add_outputs(self.backbone, self.functions, self.operators, monitoring.topic)

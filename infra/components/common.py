@@ -52,6 +52,11 @@ def function_name(config: Config, key: str) -> str:
     return config.name(f"canasta-{key}")
 
 
+def alarm_name(config: Config, name: str) -> str:
+    """``dev-canasta-turn-errors``; ``*`` names every alarm of the stage (the topic's policy)."""
+    return config.name(f"canasta-{name}")
+
+
 def removal_policy(config: Config) -> RemovalPolicy:
     """What deleting the stack does to its data: tables, the user pool, log groups."""
     # A failed first create rolls back without leaving retained resources behind (the

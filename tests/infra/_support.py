@@ -12,6 +12,10 @@ HAVE_CDK = importlib.util.find_spec("aws_cdk") is not None and shutil.which("nod
 SKIP_REASON = "the infra extra (pip install -e '.[infra]') or node is missing"
 OIDC_ISSUER = "https://accounts.rummy.example/realms/players"
 OIDC_AUDIENCE = "canasta"
+ALARM_EMAIL = "alarms@play.example"
+"""The address the ``prod`` stage's alarm topic mails."""
+ALARM_TOPIC_ARN = "arn:aws:sns:eu-west-1:111122223333:platform-alarms"
+"""The existing topic the ``oidc`` stage's alarms notify (it makes no topic of its own)."""
 STAGES = ("dev", "prod")
 """The stages every template test runs against (the session also synthesizes "oidc")."""
 """The existing issuer the ``oidc`` stage is configured with."""
