@@ -361,15 +361,7 @@ class Match:
         # Keep boto3's default session: the meter's hooks are on it, the warm clients come from it.
         with mock_aws(config={"core": {"reset_boto3_session": False}}):
             self.resources = create_resources(Settings(), self.client)
-            os.environ.update(
-                {
-                    "CANASTA_TIMER_QUEUE_URL": self.resources.queues["timers"],
-                    "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
-                    "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
-                    "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,
-                    "CANASTA_MATCHMAKING_QUEUE_URL": self.resources.queues["matchmaking"],
-                }
-            )
+            os.environ.update(self.resources.environment())
             if not self._wired:
                 reset_handlers()
                 self._wired = True

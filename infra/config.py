@@ -232,7 +232,8 @@ class Config:
     alarm_topic_arn: str | None = None
     """An existing SNS topic every alarm notifies; None: the stack makes one."""
     alarm_email: str | None = None
-    """An address the stack's alarm topic mails (a subscription the recipient confirms)."""
+    """An address the stack's alarm topic mails (a subscription the recipient confirms);
+    refused with ``alarm_topic_arn``, whose subscribers are that topic's owner's."""
     ses_from_email: str | None = None
     """The own user pool sends its email through SES from this verified address; None: through
     Cognito's built-in sender, whose daily quota is below a production stage's volume."""
@@ -339,6 +340,12 @@ class Config:
                 "stage 'prod' sends its players' sign-up and recovery email through SES "
                 "(Cognito's own sender stops at 50 a day): set -c sesFromEmail=<an address "
                 "SES has verified in this region>; make preflight checks it"
+            )
+        if self.alarm_email is not None and self.alarm_topic_arn is not None:
+            # An existing topic is its owner's: who it mails is decided where it is managed.
+            raise ConfigError(
+                "context 'alarmEmail' subscribes to the stack's own alarm topic; "
+                "with 'alarmTopicArn', subscribe the address to that topic where it is managed"
             )
 
     @property

@@ -1,6 +1,6 @@
 """The whole backend in one stack: tables, bus, queues, timers, the matchmaking state machine,
-WebSocket API, functions, alarms, and the players' sign-in (a Cognito user pool, unless an
-existing OpenID Connect issuer is configured).
+WebSocket API, functions, alarms and their topic, and the players' sign-in (a Cognito user
+pool, unless an existing OpenID Connect issuer is configured).
 
 Names and keys come from ``services.common.constants`` (the module the local
 stack builds from too) and every function from ``infra.manifest.FUNCTIONS``.
@@ -61,9 +61,9 @@ class CanastaStack(Stack):
         )
         self.functions = Functions(self.backbone, assets)
         self.backbone.websocket.add_routes(self.functions.by_key)
-        Monitoring(self.backbone, self.functions.by_key)
+        monitoring = Monitoring(self.backbone, self.functions.by_key)
         self.operators = OperatorPolicies(self.backbone, self.functions)
-        add_outputs(self.backbone, self.functions, self.operators)
+        add_outputs(self.backbone, self.functions, self.operators, monitoring.topic)
         if config.retain_data and not config.protect_tables:
             Annotations.of(self).add_info(
                 "Deletion protection is off, so that a failed first create rolls back: once "

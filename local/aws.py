@@ -229,15 +229,9 @@ class LocalAws:
         self.settings = Settings()
         _post(f"{moto_url}/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
         self.resources: LocalResources = create_resources(self.settings, self.client)
-        timers = {
-            "CANASTA_TIMER_QUEUE_URL": self.resources.queues["timers"],
-            "CANASTA_TIMER_QUEUE_ARN": self.resources.timer_queue_arn,
-            "CANASTA_SCHEDULER_ROLE_ARN": self.resources.scheduler_role_arn,
-            "CANASTA_STATE_MACHINE_ARN": self.resources.state_machine_arn,
-            "CANASTA_MATCHMAKING_QUEUE_URL": self.resources.queues["matchmaking"],
-        }
-        self.environment.update(timers)
-        os.environ.update(timers)
+        wired = self.resources.environment()
+        self.environment.update(wired)
+        os.environ.update(wired)
         self.settings = Settings()
         # Every handler call from now on runs under its function's role (local/iam.py).
         self.iam = IamEnforcer(self._arns(), functions)

@@ -22,8 +22,20 @@ class LocalResources:
     """Consumer name → queue URL (including the turn timers' queue under ``timers``)."""
     timer_queue_arn: str
     scheduler_role_arn: str
+    schedule_dead_letter_arn: str
     stream_arn: str
     state_machine_arn: str
+
+    def environment(self) -> dict[str, str]:
+        """The settings the stack gives the functions that name these resources."""
+        return {
+            "CANASTA_TIMER_QUEUE_URL": self.queues["timers"],
+            "CANASTA_TIMER_QUEUE_ARN": self.timer_queue_arn,
+            "CANASTA_SCHEDULER_ROLE_ARN": self.scheduler_role_arn,
+            "CANASTA_SCHEDULE_DEAD_LETTER_ARN": self.schedule_dead_letter_arn,
+            "CANASTA_STATE_MACHINE_ARN": self.state_machine_arn,
+            "CANASTA_MATCHMAKING_QUEUE_URL": self.queues["matchmaking"],
+        }
 
 
 def table_names(settings: Settings) -> dict[str, str]:
@@ -36,6 +48,11 @@ def table_names(settings: Settings) -> dict[str, str]:
         constants.MATCHMAKING.name: settings.matchmaking_table,
         constants.AUDIT.name: settings.audit_table,
     }
+
+
+def _queue_arn(sqs: Any, url: str) -> str:
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(attributes["Attributes"]["QueueArn"])
 
 
 def create_resources(settings: Settings, client: Any) -> LocalResources:
@@ -52,9 +69,7 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
     queues: dict[str, str] = {}
     for consumer in manifest.CONSUMERS:
         url = sqs.create_queue(QueueName=constants.queue_name(consumer))["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
+        arn = _queue_arn(sqs, url)
         rule = f"to-{consumer}"
         events.put_rule(
             Name=rule,
@@ -66,10 +81,8 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
         )
         queues[consumer] = url
     timer_url = sqs.create_queue(QueueName=constants.TIMER_QUEUE)["QueueUrl"]
-    timer_arn = sqs.get_queue_attributes(QueueUrl=timer_url, AttributeNames=["QueueArn"])[
-        "Attributes"
-    ]["QueueArn"]
     queues["timers"] = timer_url
+    schedule_dead_letters = sqs.create_queue(QueueName=constants.SCHEDULE_DEAD_LETTER_QUEUE)
     client("scheduler").create_schedule_group(Name=settings.schedule_group)
     role_arn = "arn:aws:iam::123456789012:role/canasta-local"
     machine = client("stepfunctions").create_state_machine(
@@ -79,8 +92,9 @@ def create_resources(settings: Settings, client: Any) -> LocalResources:
     )["stateMachineArn"]
     return LocalResources(
         queues=queues,
-        timer_queue_arn=timer_arn,
+        timer_queue_arn=_queue_arn(sqs, timer_url),
         scheduler_role_arn=role_arn,
+        schedule_dead_letter_arn=_queue_arn(sqs, schedule_dead_letters["QueueUrl"]),
         stream_arn=stream_arn,
         state_machine_arn=machine,
     )

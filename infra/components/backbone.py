@@ -60,6 +60,9 @@ class Backbone:
                     "CANASTA_TIMER_QUEUE_URL": messaging.timer_queue.queue_url,
                     "CANASTA_TIMER_QUEUE_ARN": messaging.timer_queue.queue_arn,
                     "CANASTA_SCHEDULER_ROLE_ARN": messaging.scheduler_role.role_arn,
+                    "CANASTA_SCHEDULE_DEAD_LETTER_ARN": (
+                        messaging.schedule_dead_letter_queue.queue_arn
+                    ),
                     "CANASTA_SCHEDULE_GROUP": messaging.schedule_group_name,
                     "CANASTA_TURN_SECONDS": str(config.turn_seconds),
                 }

@@ -58,6 +58,11 @@ def account_wide_name(stack: Stack, config: Config, base: str) -> str:
     return f"{config.name(base)}-{stack.region}"
 
 
+def alarm_name(config: Config, name: str) -> str:
+    """``dev-canasta-turn-errors``; ``*`` names every alarm of the stage (the topic's policy)."""
+    return config.name(f"canasta-{name}")
+
+
 def removal_policy(config: Config) -> RemovalPolicy:
     """What deleting the stack does to its data: tables, the user pool, log groups."""
     # A failed first create rolls back without leaving retained resources behind (the

@@ -2,7 +2,8 @@
 
 Every consumer's queue has a dead-letter queue (``dead_letter_queues``): the
 alarms, the dashboard, the operators' console and its ``stuck`` command read them
-all, so a failure destination added later (the relay's) joins the same map.
+all, so a failure destination added later (the relay's, the turn timer schedules')
+joins the same map.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from infra import manifest
 from infra.components.common import pascal
 from infra.config import Config
 from infra.manifest import FUNCTIONS, TIMERS
+from infra.nag import acknowledge
 from services.common import constants
 
 MAX_RECEIVE_COUNT = 5
@@ -25,6 +27,8 @@ EVENT_DELIVERY_RETRIES = 185
 """EventBridge's most retries of a delivery to a queue (within 24 h), then the dead letters."""
 CONSUMER_VISIBILITY_FACTOR = 6
 """A queue's visibility timeout is this many times its consumer's timeout (AWS's advice)."""
+SCHEDULES = "turn-schedules"
+"""The key of the turn timer schedules' dead-letter queue (``dead_letter_queues``)."""
 
 
 class Messaging:
@@ -110,11 +114,21 @@ class Messaging:
             cfn_rule.event_pattern = manifest.consumer_pattern(consumer)
 
     def _timers(self) -> None:
-        """Turn timers: one-time schedules in a group that send to the timer queue."""
+        """Turn timers: one-time schedules in a group that send to the timer queue, and what
+        Scheduler could not deliver to their own dead-letter queue."""
         stack = self._stack
         self.timer_queue = self._queue(TIMERS, constants.TIMER_QUEUE)
+        self.schedule_dead_letter_queue = self.dead_letter_queue(
+            SCHEDULES, "TurnScheduleDeadLetterQueue", constants.SCHEDULE_DEAD_LETTER_QUEUE
+        )
+        acknowledge(
+            self.schedule_dead_letter_queue,
+            "AwsSolutions-SQS3",
+            "This queue is itself a dead-letter queue: the turn timer schedules' target "
+            "dead-letter queue, which receives the timers Scheduler could not deliver.",
+        )
         self.schedule_group_name = self._config.name(constants.SCHEDULE_GROUP)
-        group = scheduler.ScheduleGroup(
+        self.schedule_group = group = scheduler.ScheduleGroup(
             stack,
             "TurnTimerGroup",
             schedule_group_name=self.schedule_group_name,
@@ -133,5 +147,11 @@ class Messaging:
             ),
         )
         self.scheduler_role.add_to_policy(
-            iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[self.timer_queue.queue_arn])
+            iam.PolicyStatement(
+                actions=["sqs:SendMessage"],
+                resources=[
+                    self.timer_queue.queue_arn,
+                    self.schedule_dead_letter_queue.queue_arn,
+                ],
+            )
         )

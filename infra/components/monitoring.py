@@ -2,8 +2,11 @@
 
 An alarm is on what needs someone: a failed or throttled invocation, a message
 in a dead-letter queue, an event nobody routes, a slow move, a relay falling
-behind, a ticket whose player waits for nothing. The dashboard graphs the same
-beside the game's own counts.
+behind, a ticket whose player waits for nothing, a turn timer Scheduler lost.
+Every alarm is made by ``Monitoring._alarm``, which points it at the alarm topic
+(``infra.components.alarm_topic``) when it fires and when it clears, so an alarm
+added later cannot page nobody. The dashboard graphs the same beside the game's
+own counts.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from collections.abc import Mapping
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 
+from infra.components.alarm_topic import alarm_topic
 from infra.components.backbone import Backbone
-from infra.components.common import METRICS_NAMESPACE, pascal
+from infra.components.common import METRICS_NAMESPACE, alarm_name, pascal
 from infra.manifest import FUNCTIONS
 from services.common.runtime import UNKNOWN_EVENTS
 
@@ -31,7 +36,7 @@ DASHBOARD_METRICS = (
     ("relay", "events_published"),
 )
 """(service, metric) of the custom metrics on the dashboard (namespace ``Canasta``)."""
-MATCHMAKING_METRICS = ("tickets_opened", "tables_formed", "tickets_expired")
+MATCHMAKING_METRICS = ("tickets_opened", "tables_formed", "tickets_expired", "tickets_abandoned")
 LEDGER_METRICS = ("ledger_settlements", "ledger_refunds")
 """The matchmaking and ledger widgets' custom metrics (dimension ``service``)."""
 FIVE_MINUTES = Duration.minutes(5)
@@ -72,11 +77,14 @@ class Monitoring:
         self._functions = functions
         self._dead_letter_queues = backbone.messaging.dead_letter_queues
         self._state_machine = backbone.matchmaking.state_machine
+        self.topic = alarm_topic(backbone.stack, backbone.config)
+        self._notify = actions.SnsAction(self.topic)
         self._function_alarms()
         self._dead_letter_alarms()
         self._unknown_event_alarms()
         self._lag_alarms()
         self._ticket_alarms()
+        self._timer_alarms()
         self._dashboard()
 
     def _alarm(
@@ -93,10 +101,10 @@ class Monitoring:
         periods: int = 1,
         datapoints: int = 1,
     ) -> None:
-        cloudwatch.Alarm(
+        alarm = cloudwatch.Alarm(
             self._backbone.stack,
             construct_id,
-            alarm_name=self._backbone.config.name(f"canasta-{name}"),
+            alarm_name=alarm_name(self._backbone.config, name),
             alarm_description=description,
             metric=metric,
             threshold=threshold,
@@ -105,6 +113,8 @@ class Monitoring:
             datapoints_to_alarm=datapoints,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
+        alarm.add_alarm_action(self._notify)
+        alarm.add_ok_action(self._notify)
 
     def _function_alarms(self) -> None:
         for key, function in self._functions.items():
@@ -184,6 +194,37 @@ class Monitoring:
             machine.metric_timed_out(period=FIVE_MINUTES, statistic="Sum"),
             1,
             "A matchmaking ticket's execution timed out",
+        )
+        # Catch → Abandon → Expired succeeds: the failed-executions alarm never sees these.
+        self._alarm(
+            "MatchmakingTicketsAbandonedAlarm",
+            "matchmaking-tickets-abandoned",
+            service_count("matchmaking", "tickets_abandoned"),
+            1,
+            "The state machine gave up on a ticket (its try_match task unanswered three "
+            "times, 300 s each): the player was taken out of the queue; the matchmaking "
+            "service is not answering its queue",
+        )
+
+    def _timer_alarms(self) -> None:
+        """Far-deadline turn timers are schedules: one Scheduler cannot deliver is a turn
+        nobody auto-plays. Those it puts in their dead-letter queue are alarmed on with
+        the other dead letters; these are the ones it could not even put there."""
+        group = self._backbone.messaging.schedule_group
+        self._alarm(
+            "TurnSchedulesDroppedAlarm",
+            "turn-schedules-dropped",
+            group.metric_dropped(period=FIVE_MINUTES, statistic="Sum"),
+            1,
+            "Scheduler dropped a turn timer after its retries: that turn is not auto-played",
+        )
+        self._alarm(
+            "TurnSchedulesDeadLetterFailedAlarm",
+            "turn-schedules-dead-letter-failed",
+            group.metric_failed_to_be_sent_to_dlq(period=FIVE_MINUTES, statistic="Sum"),
+            1,
+            "Scheduler failed to deliver a turn timer and to put it in its dead-letter queue: "
+            "the timer is lost (check the scheduler role and the queue)",
         )
 
     def _dashboard(self) -> None:

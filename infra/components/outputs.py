@@ -1,8 +1,9 @@
 """The stack's outputs: what a deploy hands to the web client, the operators and other modes.
 
 The operators' console reads them by name from the stack (``ops``), the web
-client's ``config.json`` is one of them, and the ledger API's aliases and invoke
-policies are exported for the other modes' stacks to import.
+client's ``config.json`` is one of them, the alarm topic is where operators
+subscribe, and the ledger API's aliases and invoke policies are exported for the
+other modes' stacks to import.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput
+from aws_cdk import aws_sns as sns
 
 from infra.components.backbone import Backbone
 from infra.components.common import pascal, short_name
@@ -23,7 +25,12 @@ WEB_CONFIG_TEXT = (
 )
 
 
-def add_outputs(backbone: Backbone, functions: Functions, operators: OperatorPolicies) -> None:
+def add_outputs(
+    backbone: Backbone,
+    functions: Functions,
+    operators: OperatorPolicies,
+    alarm_topic: sns.ITopic,
+) -> None:
     stack = backbone.stack
     stage = backbone.websocket.stage
     CfnOutput(stack, "WebSocketUrl", value=stage.url, description="wss:// URL of the stage")
@@ -63,6 +70,12 @@ def add_outputs(backbone: Backbone, functions: Functions, operators: OperatorPol
             {key: queue.queue_url for key, queue in backbone.messaging.dead_letter_queues.items()}
         ),
         description="Consumer -> its dead-letter queue (the console's `stuck` reads them)",
+    )
+    CfnOutput(
+        stack,
+        "AlarmTopicArn",
+        value=alarm_topic.topic_arn,
+        description="Every alarm notifies this SNS topic (firing and back to OK): subscribe here",
     )
     _alias_outputs(backbone, functions)
 

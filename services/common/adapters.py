@@ -147,7 +147,10 @@ class DeadlineTurnTimers:
     so it always arrives early, and the turn service then re-arms the timer for
     the seconds left (an SQS delay). A timer that arrives before the deadline
     never plays the turn. Both survive restarts; a second timer for the same turn
-    is harmless (the turn service ignores a timer of a turn that is over).
+    is harmless (the turn service ignores a timer of a turn that is over). A
+    schedule Scheduler cannot deliver (its retries spent, or the queue or role
+    refusing it) goes to ``dead_letter_arn`` instead of vanishing: its turn would
+    never be auto-played.
     """
 
     def __init__(
@@ -159,6 +162,7 @@ class DeadlineTurnTimers:
         group: str,
         queue_arn: str,
         role_arn: str,
+        dead_letter_arn: str,
         clock: Clock | None = None,
     ) -> None:
         self._sqs = sqs
@@ -167,6 +171,7 @@ class DeadlineTurnTimers:
         self._group = group
         self._queue_arn = queue_arn
         self._role_arn = role_arn
+        self._dead_letter_arn = dead_letter_arn
         self._clock = clock or SystemClock()
 
     def schedule(self, table_id: str, turn_started: int, at: float) -> None:
@@ -185,7 +190,12 @@ class DeadlineTurnTimers:
                 ScheduleExpression=f"at({when})",
                 FlexibleTimeWindow={"Mode": "OFF"},
                 ActionAfterCompletion="DELETE",
-                Target={"Arn": self._queue_arn, "RoleArn": self._role_arn, "Input": body},
+                Target={
+                    "Arn": self._queue_arn,
+                    "RoleArn": self._role_arn,
+                    "Input": body,
+                    "DeadLetterConfig": {"Arn": self._dead_letter_arn},
+                },
             )
         except Exception as exc:
             if error_code(exc) != "ConflictException":

@@ -75,6 +75,8 @@ EVENT_BUS: Final = "canasta-events"
 EVENT_SOURCE: Final = "canasta"
 TIMER_QUEUE: Final = "canasta-turn-timers"
 SCHEDULE_GROUP: Final = "canasta-turn-timers"
+SCHEDULE_DEAD_LETTER_QUEUE: Final = "canasta-turn-schedules-dlq"
+"""Where Scheduler puts a far-deadline timer it could not deliver to the timer queue."""
 
 STATE_MACHINE: Final = "canasta-matchmaking"
 

@@ -131,6 +131,9 @@ class Settings(BaseModel):
     timer_queue_arn: str | None = None
     schedule_group: str = constants.SCHEDULE_GROUP
     scheduler_role_arn: str | None = None
+    schedule_dead_letter_arn: str | None = None
+    """Where Scheduler sends a far-deadline timer it gave up delivering (the turn would
+    otherwise never be auto-played, silently)."""
 
     matchmaking_queue_url: str | None = None
     """Where the matchmaking state machine sends its ``try_match`` tasks."""

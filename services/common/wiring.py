@@ -24,7 +24,12 @@ class Adapters(Frozen):
 def adapters(settings: Settings, clients: Clients) -> Adapters:
     storage = DynamoStorage.of(clients.dynamodb, settings)
     timers = None
-    if settings.timer_queue_url and settings.timer_queue_arn and settings.scheduler_role_arn:
+    if (
+        settings.timer_queue_url
+        and settings.timer_queue_arn
+        and settings.scheduler_role_arn
+        and settings.schedule_dead_letter_arn
+    ):
         timers = DeadlineTurnTimers(
             clients.sqs,
             settings.timer_queue_url,
@@ -32,6 +37,7 @@ def adapters(settings: Settings, clients: Clients) -> Adapters:
             group=settings.schedule_group,
             queue_arn=settings.timer_queue_arn,
             role_arn=settings.scheduler_role_arn,
+            dead_letter_arn=settings.schedule_dead_letter_arn,
         )
     return Adapters(
         storage=storage,

@@ -192,8 +192,13 @@ class Queues:
             self._telemetry.info("task answered before", reason=late)
 
     def abandon(self, ticket: dict[str, Any]) -> None:
-        """The state machine gave up on a ticket: the player leaves the queue and is told."""
+        """The state machine gave up on a ticket: the player leaves the queue and is told.
+
+        Counted whether or not the player still waited: the execution ends in a Succeed
+        state, so this count is the only sign that its tasks went unanswered (alarmed on).
+        """
         self._expire(_entry(ticket), "timeout")
+        self._telemetry.count("tickets_abandoned")
 
     def _drop_blockers(self, outcome: Outcome, entries: list[QueueTicket]) -> None:
         """After a lost formation: stale entries go (their player moved on), players short

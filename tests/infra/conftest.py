@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from tests.infra._support import (
+    ALARM_EMAIL,
+    ALARM_TOPIC_ARN,
     HAVE_CDK,
     OIDC_AUDIENCE,
     OIDC_ISSUER,
@@ -70,9 +72,11 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
             poll_seconds=5,
             arena_stakes=(100, 250),
             ledger_clients=ledger_clients,
+            alarm_email=ALARM_EMAIL,
         ),
-        # Players sign in with the platform's existing issuer: no user pool.
-        # And a stage deployed again with protection, where this stack sets the logs role.
+        # The platform's existing parts: its issuer signs players in (no user pool), its
+        # topic takes the alarms (no topic of the stack's own).
+        # Deployed again with protection, and this stack sets the account's logs role.
         "oidc": Config(
             stage="oidc",
             bundle=False,
@@ -80,6 +84,7 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
             api_gateway_logs_role=True,
             oidc_issuer=OIDC_ISSUER,
             oidc_audience=OIDC_AUDIENCE,
+            alarm_topic_arn=ALARM_TOPIC_ARN,
         ),
     }
     stacks = {stage: add_stack(app, c, build_dir / stage) for stage, c in configs.items()}

@@ -221,6 +221,32 @@ def test_an_issuer_needs_https_and_an_audience(given: dict[str, str]) -> None:
         Config.from_context(given.get)
 
 
+TOPIC = "arn:aws:sns:eu-west-1:111122223333:platform-alarms"
+
+
+def test_alarms_go_to_an_existing_topic_or_the_stacks_own_which_may_mail_someone() -> None:
+    existing = Config.from_context({"alarmTopicArn": f" {TOPIC} "}.get)
+    assert (existing.alarm_topic_arn, existing.alarm_email) == (TOPIC, None)
+    mailed = Config.from_context({"alarmEmail": "ops@play.example"}.get)
+    assert (mailed.alarm_topic_arn, mailed.alarm_email) == (None, "ops@play.example")
+
+
+@pytest.mark.parametrize(
+    ("given", "refusal"),
+    [
+        ({"alarmTopicArn": "arn:aws:sqs:eu-west-1:111122223333:alarms"}, "alarmTopicArn"),
+        ({"alarmTopicArn": "platform-alarms"}, "alarmTopicArn"),
+        ({"alarmEmail": "ops@"}, "alarmEmail"),
+        # The existing topic's subscribers are its owner's: the stack does not add one.
+        ({"alarmTopicArn": TOPIC, "alarmEmail": "ops@play.example"}, "with 'alarmTopicArn'"),
+    ],
+    ids=repr,
+)
+def test_bad_alarm_context_is_refused_by_name(given: dict[str, str], refusal: str) -> None:
+    with pytest.raises(ConfigError, match=refusal):
+        Config.from_context(given.get)
+
+
 def test_every_config_field_has_a_context_key_documented() -> None:
     readme = (Path(__file__).resolve().parents[2] / "infra" / "README.md").read_text()
     for key in CONTEXT_KEYS.values():

@@ -394,7 +394,6 @@ def test_a_config_whose_tickets_would_pass_the_history_limit_is_refused() -> Non
 FIRING_TODAY = {
     ("dev", "QUEUES"): "no queue consumer names its per-record budget",
     ("prod", "QUEUES"): "no queue consumer names its per-record budget",
-    ("prod", "ALARMS"): "no alarm has an action",
 }
 """What the stack breaks today: each case flips to a pass when the stack keeps its rule."""
 

@@ -302,12 +302,16 @@ def test_functions_runtime_architecture_handler_and_environment(
     timers = {
         "CANASTA_TIMER_QUEUE_ARN",
         "CANASTA_SCHEDULER_ROLE_ARN",
+        "CANASTA_SCHEDULE_DEAD_LETTER_ARN",
         "CANASTA_SCHEDULE_GROUP",
         "CANASTA_TURN_SECONDS",
     }
     assert (timers <= env.keys()) is spec.schedules_timers
     if spec.schedules_timers:
         assert env["CANASTA_SCHEDULE_GROUP"] == f"{stage}-{constants.SCHEDULE_GROUP}"
+        assert logical_ids(env["CANASTA_SCHEDULE_DEAD_LETTER_ARN"]) == {
+            queue_id(template, stage, constants.SCHEDULE_DEAD_LETTER_QUEUE)
+        }
         assert env["CANASTA_TURN_SECONDS"] == ("45" if stage == "prod" else "60")
     if spec.pushes:
         endpoint = json.dumps(env["CANASTA_WEBSOCKET_ENDPOINT"])
@@ -535,17 +539,21 @@ def test_every_queue_has_a_dead_letter_queue_sse_and_ssl(
     assert settings["RedrivePolicy"]["maxReceiveCount"] == 5
     assert logical_ids(settings["RedrivePolicy"]["deadLetterTargetArn"]) == {dead}
     for logical in (queue, dead):
-        assert props(template["Resources"][logical])["SqsManagedSseEnabled"] is True
-        policies = [
-            p
-            for p in of_type(template, "AWS::SQS::QueuePolicy").values()
-            if logical_ids(props(p)["Queues"]) == {logical}
-        ]
-        assert any(
-            s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-            for p in policies
-            for s in statements(p)
-        ), logical
+        assert_encrypted_and_ssl_only(template, logical)
+
+
+def assert_encrypted_and_ssl_only(template: dict[str, Any], queue: str) -> None:
+    assert props(template["Resources"][queue])["SqsManagedSseEnabled"] is True
+    policies = [
+        p
+        for p in of_type(template, "AWS::SQS::QueuePolicy").values()
+        if logical_ids(props(p)["Queues"]) == {queue}
+    ]
+    assert any(
+        s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for p in policies
+        for s in statements(p)
+    ), queue
 
 
 @pytest.mark.parametrize("key", [k for k, s in FUNCTIONS.items() if s.queue])
@@ -600,6 +608,8 @@ def test_the_turn_timer_schedule_group_and_scheduler_role(
         template, "AWS::Scheduler::ScheduleGroup", "Name", f"{stage}-{constants.SCHEDULE_GROUP}"
     )
     timer_queue = queue_id(template, stage, constants.TIMER_QUEUE)
+    dead_letters = queue_id(template, stage, constants.SCHEDULE_DEAD_LETTER_QUEUE)
+    assert_encrypted_and_ssl_only(template, dead_letters)
     (role_id,) = [
         k
         for k, r in of_type(template, "AWS::IAM::Role").items()
@@ -613,7 +623,8 @@ def test_the_turn_timer_schedule_group_and_scheduler_role(
     assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]
     (grant,) = role_statements(template, role_id)
     assert actions(grant) == ["sqs:SendMessage"]
-    assert logical_ids(grant["Resource"]) == {timer_queue}
+    # A timer it cannot deliver, Scheduler sends to the dead-letter queue, as this role.
+    assert logical_ids(grant["Resource"]) == {timer_queue, dead_letters}
     for key, spec in FUNCTIONS.items():
         granted = function_statements(template, stage, key)
         schedules = [s for s in granted if "scheduler:CreateSchedule" in actions(s)]
@@ -744,6 +755,7 @@ def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any], sta
     names = [*map(constants.queue_name, manifest.CONSUMERS), constants.TIMER_QUEUE]
     dead = {queue_id(template, stage, f"{n}-dlq") for n in names}
     dead.add(queue_id(template, stage, "canasta-relay-failures"))
+    dead.add(queue_id(template, stage, constants.SCHEDULE_DEAD_LETTER_QUEUE))
     watched = {
         logical
         for alarm in _alarms(template)
@@ -797,6 +809,7 @@ def test_outputs(template: dict[str, Any], stage: str) -> None:
         "UserPoolClientId",
         "SignInDomain",
         "MatchmakingStateMachineArn",
+        "AlarmTopicArn",
     ):
         assert name in outputs
     url = outputs["WebSocketUrl"]["Value"]["Fn::Join"][1]
@@ -1098,6 +1111,12 @@ def test_the_dashboard_shows_matchmaking_and_the_ledger(template: dict[str, Any]
     body = json.loads("".join(p if isinstance(p, str) else "token" for p in parts))
     widgets = {w["properties"]["title"]: w["properties"] for w in body["widgets"]}
     matchmaking = json.dumps(widgets["Matchmaking"]["metrics"])
-    for text in ("tickets_opened", "tables_formed", "ExecutionsFailed", "ExecutionsTimedOut"):
+    for text in (
+        "tickets_opened",
+        "tables_formed",
+        "tickets_abandoned",
+        "ExecutionsFailed",
+        "ExecutionsTimedOut",
+    ):
         assert text in matchmaking, text
     assert "ledger_settlements" in json.dumps(widgets["Ledger"]["metrics"])

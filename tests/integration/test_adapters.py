@@ -118,6 +118,7 @@ def _timers(sqs: Any, scheduler: Any) -> DeadlineTurnTimers:
         group="group",
         queue_arn="arn:queue",
         role_arn="arn:role",
+        dead_letter_arn="arn:dead-letters",
         clock=_At(NOW),
     )
 
@@ -151,7 +152,13 @@ def test_a_far_deadline_is_a_schedule_a_minute_early_to_the_timer_queue() -> Non
                 "ScheduleExpression": "at(2027-01-15T08:59:00)",
                 "FlexibleTimeWindow": {"Mode": "OFF"},
                 "ActionAfterCompletion": "DELETE",
-                "Target": {"Arn": "arn:queue", "RoleArn": "arn:role", "Input": BODY},
+                "Target": {
+                    "Arn": "arn:queue",
+                    "RoleArn": "arn:role",
+                    "Input": BODY,
+                    # Undeliverable, it is kept there (and alarmed on), not dropped.
+                    "DeadLetterConfig": {"Arn": "arn:dead-letters"},
+                },
             },
         )
         _timers(sqs, scheduler).schedule("t1", 7, NOW + 3600)

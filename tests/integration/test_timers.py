@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from local.dispatcher import LambdaContext
+from services.common import constants
 from services.turn import handler as turn_handler
 from shared_engine import MatchMode, loads
 from tests.integration.harness import Harness, sqs_event
@@ -122,6 +123,12 @@ def test_a_far_deadline_fires_early_from_its_schedule_then_at_the_deadline(
         deadline = harness.table("far").turn_deadline
         assert deadline is not None
         (name,) = harness.schedules()
+        target = harness.aws.client("scheduler").get_schedule(
+            GroupName=harness.aws.settings.schedule_group, Name=name
+        )["Target"]
+        # Undelivered, the timer waits in the schedules' dead-letter queue (alarmed on).
+        assert target["DeadLetterConfig"] == {"Arn": harness.aws.resources.schedule_dead_letter_arn}
+        assert target["DeadLetterConfig"]["Arn"].endswith(constants.SCHEDULE_DEAD_LETTER_QUEUE)
         fake_now[0] = minute - 0.5
         assert harness.aws.dispatcher.fire_timers() == 0, "not before the schedule's minute"
         fake_now[0] = minute

@@ -528,6 +528,25 @@ def test_try_match_of_a_ticket_the_player_no_longer_holds_is_gone(w: World) -> N
     assert w.service.queues.try_match(second) == "expired"
 
 
+def test_an_abandoned_ticket_leaves_the_queue_tells_the_player_and_is_counted(w: World) -> None:
+    """Its execution succeeds (Catch → Abandon → Expired): only the count shows the failure."""
+    w.online("p1", "p2")
+    w.queue("p1")
+    w.queue("p2")
+    w.service.queues.abandon(w.ticket("p1"))
+    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
+    abandoned = w.player("p1")
+    assert (abandoned.queue_key, abandoned.queue_sk, abandoned.ticket) == (None, None, None)
+    assert w.waiting() == ["p2"]
+    assert w.telemetry.metrics["tickets_abandoned"] == 1
+    assert "tickets_expired" not in w.telemetry.metrics
+    # A ticket given up on after its player left is still a ticket whose tasks went unanswered.
+    w.service.leave("p2", "c-p2")
+    w.service.queues.abandon(w.ticket("p2"))
+    assert w.telemetry.metrics["tickets_abandoned"] == 2
+    assert w.pusher.to("c-p2", "queue_left") == [{"type": "queue_left", "reason": "left"}]
+
+
 def test_answer_task_returns_the_status_with_the_token(w: World) -> None:
     w.online("p1")
     w.queue("p1")
