@@ -132,6 +132,12 @@ class Settings(BaseModel):
     schedule_group: str = constants.SCHEDULE_GROUP
     scheduler_role_arn: str | None = None
 
+    record_seconds: float = Field(default=6.0, gt=0, le=900)
+    """A queue consumer's worst case for one record (the manifest's ``record_seconds``): a
+    batch starts no record with less than this (and the response's margin) left. The
+    default is the slowest consumer's, a whole round auto-played, so a function the
+    stack did not give a value defers no later than that one would."""
+
     matchmaking_queue_url: str | None = None
     """Where the matchmaking state machine sends its ``try_match`` tasks."""
     state_machine_arn: str | None = None
