@@ -198,4 +198,3 @@ def test_only_queue_consumers_have_a_record_budget() -> None:
     assert {k for k, s in manifest.FUNCTIONS.items() if s.record_seconds is not None} == set(
         QUEUE_CONSUMERS
     )
-
