@@ -70,6 +70,13 @@ past it a call is throttled (429) and its caller retries."""
 UNRESERVED_MINIMUM = 100
 """Lambda refuses a reservation that would leave less than this of the account's concurrency
 unreserved (``UnreservedConcurrentExecutions``): reserving 10 needs a total of 110."""
+BATCH_SIZE = 10
+"""Records per invocation of a queue consumer (and of the relay): a consumer's whole batch
+need not fit its timeout, one record must (``FunctionSpec.record_seconds``)."""
+VISIBILITY_FACTOR = 6
+"""A queue's visibility timeout is this many times its consumer's timeout (AWS's advice for
+a Lambda event source): a batch still running, or retried by the mapping, is not handed
+to a second invocation meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,12 @@ class FunctionSpec:
     """For a queue consumer: the most batches in flight (protects the tables and the API).
     SQS takes 2 to 1,000; it is a cap, not a reservation: the account's unreserved pool
     must hold it, or the consumer's invocations are throttled."""
+    record_seconds: float | None = None
+    """For a queue consumer: the most seconds one record takes at ``memory_mb``, its
+    environment's ``CANASTA_RECORD_SECONDS``. The consumer starts a record only while this
+    and the response's margin are left of its invocation, and hands the rest of the batch
+    back (``services.common.runtime.process_batch``): so one record must fit the timeout,
+    ``BATCH_SIZE`` of them need not."""
     reserved_concurrency: int | None = None
     """Concurrency set aside for the function (switchable with ``reservedConcurrency``)."""
 
@@ -133,6 +146,16 @@ Lambda gives CPU in proportion to memory (a full vCPU at 1,769 MB): at 1,024 MB,
 left, three hard bots) measured at most 2.4 s CPU on one core (docs/performance.md),
 so about 4 s here with the writes, inside the 10 s of ``turn-ws``; at the default 256 MB
 it would be about 17 s."""
+
+TURN_RECORD_SECONDS = 6.0
+"""One record of a turn consumer at its worst: a whole round auto-played (about 4 s at
+``TURN_MEMORY_MB``), with half as much again for slower calls. Ten of them (the humans of
+ten tables dropping at once) are 60 s, twice the consumers' 30 s: they take what fits and
+hand the others back."""
+QUICK_RECORD_SECONDS = 2.0
+"""One record of a consumer that plays no turn: a few reads, a transaction and the pushes
+to four seats, about 60 ms in AWS (docs/performance.md); the rest is room for throttled
+calls retried."""
 
 _TURN_TABLES: Mapping[TableSpec, tuple[str, ...]] = {
     # Read a table, commit moves (a transaction: update the table, put log entries),
@@ -203,6 +226,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         schedules_timers=True,
         timeout_seconds=30,
         max_concurrency=10,
+        record_seconds=TURN_RECORD_SECONDS,
     ),
     "turn-timers": FunctionSpec(
         handler="services.turn.handler.timers",
@@ -215,6 +239,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         schedules_timers=True,
         timeout_seconds=30,
         max_concurrency=10,
+        record_seconds=TURN_RECORD_SECONDS,
     ),
     "deal": FunctionSpec(
         handler="services.deal.handler.events",
@@ -235,6 +260,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         schedules_timers=True,
         timeout_seconds=30,
         max_concurrency=5,
+        record_seconds=QUICK_RECORD_SECONDS,
     ),
     "score": FunctionSpec(
         handler="services.score.handler.events",
@@ -252,6 +278,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         pushes=True,
         timeout_seconds=30,
         max_concurrency=5,
+        record_seconds=QUICK_RECORD_SECONDS,
     ),
     "relay": FunctionSpec(
         handler="services.relay.handler.stream",
@@ -313,6 +340,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         answers_tickets=True,
         timeout_seconds=30,
         max_concurrency=10,
+        record_seconds=QUICK_RECORD_SECONDS,
     ),
     "ledger-events": FunctionSpec(
         handler="services.ledger.handler.events",
@@ -331,6 +359,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         publishes=("LedgerSettled",),
         timeout_seconds=30,
         max_concurrency=5,
+        record_seconds=QUICK_RECORD_SECONDS,
     ),
     "ledger-api": FunctionSpec(
         handler="services.ledger.handler.api",
@@ -432,6 +461,12 @@ def queue_names() -> dict[str, str]:
         for spec in FUNCTIONS.values()
         if spec.queue
     }
+
+
+def visibility_timeout_seconds(queue: str) -> int:
+    """A queue's visibility timeout: ``VISIBILITY_FACTOR`` times its consumer's timeout."""
+    (timeout,) = {spec.timeout_seconds for spec in FUNCTIONS.values() if spec.queue == queue}
+    return timeout * VISIBILITY_FACTOR
 
 
 def websocket_routes() -> dict[str, str]:

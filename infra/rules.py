@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import Config
+from services.common.runtime import BATCH_RESPONSE_MARGIN_MS
 from services.matchmaking.flow import HISTORY_LIMIT, history_events
 
 RECORD_SECONDS = "CANASTA_RECORD_SECONDS"
-"""A queue consumer's budget for one record: its batch's worst case is BatchSize times it."""
+"""A queue consumer's budget for one record: it starts a record only while that much, and the
+answer's margin, are left of its invocation (``services.common.runtime.process_batch``)."""
 QUEUE_SECONDS = "CANASTA_QUEUE_SECONDS"
 POLL_SECONDS = "CANASTA_POLL_SECONDS"
-MARGIN_SECONDS = 1
-"""What a batch leaves of its function's timeout: the handler's start and its answer."""
+MARGIN_SECONDS = BATCH_RESPONSE_MARGIN_MS / 1000
+"""What a batch leaves of its function's timeout: its answer and its metrics."""
 VISIBILITY_FACTOR = 6
 SQS_LIMITS = {
     "DelaySeconds": (0, 900),
@@ -34,7 +36,6 @@ SQS_LIMITS = {
 """SQS's bounds on a queue's attributes, in seconds."""
 LAMBDA_TIMEOUT_DEFAULT = 3
 SQS_VISIBILITY_DEFAULT = 30
-SQS_BATCH_DEFAULT = 10
 ALIASES = ("AWS::Lambda::Alias", "AWS::Lambda::Version")
 PROTECTION = {
     "AWS::DynamoDB::Table": ("DeletionProtectionEnabled", True),
@@ -197,8 +198,11 @@ def queue_consumers(resources: Resources, _config: Config) -> Iterator[tuple[str
     its messages out twice. The whole batch must finish within the function's timeout, or
     every record is redelivered; partial batch responses (``ReportBatchItemFailures``)
     only spare the records a handler reports before it returns. So each consumer names
-    its per-record budget (``CANASTA_RECORD_SECONDS``), and BatchSize times it, with a
-    second to spare, fits in its timeout."""
+    its worst case for one record (``CANASTA_RECORD_SECONDS``), starts a record only
+    while that and the answer's margin are left, and reports the rest unstarted
+    (``services.common.runtime.process_batch``): its batch's worst case ends inside the
+    timeout provided one record, with the margin, fits in it. A record that does not
+    would be handed back by every invocation until it reached the dead-letter queue."""
     for logical_id, mapping in resources.of_type("AWS::Lambda::EventSourceMapping"):
         queue = resources.target(mapping.get("EventSourceArn"))
         if queue is None or resources.type_of(queue) != "AWS::SQS::Queue":
@@ -212,9 +216,8 @@ def queue_consumers(resources: Resources, _config: Config) -> Iterator[tuple[str
         visibility = _number(
             resources.props(queue).get("VisibilityTimeout", SQS_VISIBILITY_DEFAULT)
         )
-        batch = _number(mapping.get("BatchSize", SQS_BATCH_DEFAULT))
         record = _environment(props).get(RECORD_SECONDS)
-        if timeout is None or visibility is None or batch is None:
+        if timeout is None or visibility is None:
             yield logical_id, f"{function}'s timeout or {queue}'s visibility is not a number"
             continue
         if visibility < VISIBILITY_FACTOR * timeout:
@@ -227,10 +230,10 @@ def queue_consumers(resources: Resources, _config: Config) -> Iterator[tuple[str
             yield logical_id, "reports no batch item failures: one bad record fails its batch"
         if record is None or (seconds := _number(record)) is None:
             yield logical_id, f"{function} names no per-record budget ({RECORD_SECONDS})"
-        elif batch * seconds + MARGIN_SECONDS > timeout:
+        elif seconds + MARGIN_SECONDS > timeout:
             message = (
-                f"a batch of {batch:g} at {seconds:g} s a record, with {MARGIN_SECONDS} s to "
-                f"spare, outlasts {function}'s timeout of {timeout:g} s"
+                f"one record at its worst ({seconds:g} s), with {MARGIN_SECONDS:g} s to answer, "
+                f"outlasts {function}'s timeout of {timeout:g} s: it would never start"
             )
             yield logical_id, message
 

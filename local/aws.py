@@ -204,6 +204,16 @@ def base_environment(moto_url: str, connections_url: str, issuer: LocalIssuer) -
     }
 
 
+def record_seconds(functions: Mapping[str, FunctionSpec]) -> float:
+    """The record budget of the local handlers: the largest of any queue consumer.
+
+    In AWS each consumer has its own (``CANASTA_RECORD_SECONDS``); here one
+    environment serves every handler, so each takes the slowest one's, and no
+    batch starts a record later than its own function would.
+    """
+    return max(s.record_seconds for s in functions.values() if s.record_seconds is not None)
+
+
 class LocalAws:
     """Resources on a running moto server, the connections endpoint and the dispatcher."""
 
@@ -225,6 +235,7 @@ class LocalAws:
         self.endpoint = ConnectionsEndpoint(deliver, close=close).start()
         self.environment = base_environment(moto_url, self.endpoint.url, issuer)
         self.environment["CANASTA_TURN_SECONDS"] = str(turn_seconds)
+        self.environment["CANASTA_RECORD_SECONDS"] = str(record_seconds(functions))
         os.environ.update(self.environment)
         self.settings = Settings()
         _post(f"{moto_url}/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})

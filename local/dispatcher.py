@@ -24,12 +24,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from infra import manifest
+from infra.manifest import FUNCTIONS, FunctionSpec
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 ROUTES: dict[str, str] = manifest.queue_handlers()
 """Queue → its consumer's handler, as the stack's event source mappings (``infra.manifest``)."""
 RELAY = manifest.stream_handler()
+FUNCTION_OF: dict[str, str] = {spec.handler: key for key, spec in FUNCTIONS.items()}
+"""Entry point → the key of the function that deploys it."""
 
 
 def load(path: str) -> Handler:
@@ -41,18 +44,37 @@ def load(path: str) -> Handler:
 
 @dataclass
 class LambdaContext:
-    """What Powertools reads from a Lambda context object."""
+    """What Powertools and the queue consumers read from a Lambda context object.
+
+    Its clock starts when it is made, as the invocation starts: the time left
+    counts down from the function's timeout, so a batch locally stops starting
+    records when it would in AWS (``services.common.runtime.process_batch``).
+    """
 
     function_name: str
-    memory_limit_in_mb: int = 256
+    memory_limit_in_mb: int = FunctionSpec.memory_mb
+    timeout_seconds: float = FunctionSpec.timeout_seconds
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     alias: str | None = None
     """The alias the caller invoked, if any: Lambda names it in the invoked ARN."""
+    started: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def of(cls, handler: str, alias: str | None = None) -> LambdaContext:
+        """The context of an invocation of the function that deploys entry point ``handler``:
+        its name, memory and timeout as the manifest gives them."""
+        key = FUNCTION_OF[handler]
+        spec = FUNCTIONS[key]
+        return cls(key, spec.memory_mb, spec.timeout_seconds, alias=alias)
 
     @property
     def invoked_function_arn(self) -> str:
         arn = f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
         return f"{arn}:{self.alias}" if self.alias else arn
+
+    def get_remaining_time_in_millis(self) -> int:
+        elapsed = time.monotonic() - self.started
+        return max(0, int((self.timeout_seconds - elapsed) * 1000))
 
 
 def websocket_event(
@@ -94,7 +116,8 @@ class Dispatcher:
         self._stream_arn = stream_arn
         self._group = schedule_group
         self._timer_queue = timer_queue_url
-        self._routes = {name: load(path) for name, path in (routes or ROUTES).items()}
+        self._paths = routes or ROUTES
+        self._routes = {name: load(path) for name, path in self._paths.items()}
         self._relay = load(RELAY)
         self._clock = clock
         self._within_minute = within_minute
@@ -148,7 +171,7 @@ class Dispatcher:
         ]
         if not records:
             return 0
-        result = self._relay({"Records": records}, LambdaContext("relay"))
+        result = self._relay({"Records": records}, LambdaContext.of(RELAY))
         failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
         if failed:
             first = next(
@@ -165,7 +188,7 @@ class Dispatcher:
     def pump_queue(self, name: str) -> int:
         url = self._queues[name]
         messages = self._sqs.receive_message(
-            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0
+            QueueUrl=url, MaxNumberOfMessages=manifest.BATCH_SIZE, WaitTimeSeconds=0
         ).get("Messages", [])
         if not messages:
             return 0
@@ -181,7 +204,7 @@ class Dispatcher:
             ]
         }
         try:
-            result = self._routes[name](event, LambdaContext(name))
+            result = self._routes[name](event, LambdaContext.of(self._paths[name]))
             failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
         except Exception:  # a failed invocation: the whole batch comes back, as from Lambda
             failed = {m["MessageId"] for m in messages}

@@ -65,6 +65,7 @@ AUTHORIZER = manifest.authorizer()
 CONNECT = _WEBSOCKET["$connect"]
 DISCONNECT = _WEBSOCKET["$disconnect"]
 OPERATOR = manifest.operator_function()
+OPERATOR_HANDLER = manifest.FUNCTIONS[OPERATOR].handler
 OPERATOR_PATH = "/operator"
 """Where the operators' function URL is served (its own paths below it)."""
 OPERATOR_HEADER = "X-Canasta-Operator"
@@ -144,7 +145,8 @@ class Gateway:
         enforcer that authorizes the operators' function URL, which is served only with it.
         ``accounts``: the sign-in's, shared with the bots' filler, whose bots hold accounts."""
         self._issuer = issuer
-        self._routes = {route: load(path) for route, path in (routes or ROUTES).items()}
+        self._paths = routes or ROUTES
+        self._routes = {route: load(path) for route, path in self._paths.items()}
         self._authorize = load(AUTHORIZER)
         self._connect = load(CONNECT)
         self._disconnect = load(DISCONNECT)
@@ -173,7 +175,7 @@ class Gateway:
         )
         self._iam = iam
         if iam is not None:
-            self._operator = load(manifest.FUNCTIONS[OPERATOR].handler)
+            self._operator = load(OPERATOR_HANDLER)
             self.app.router.add_post(OPERATOR_PATH + "/{path:.*}", self._function_url)
         logging.getLogger("aiohttp.server").addFilter(CLIENT_ERRORS)
 
@@ -300,7 +302,7 @@ class Gateway:
             caller=request.headers.get(OPERATOR_HEADER) or role.arn,
             key=caller,
         )
-        reply = await self._run(lambda: self._operator(event, LambdaContext(OPERATOR)))
+        reply = await self._run(lambda: self._operator(event, LambdaContext.of(OPERATOR_HANDLER)))
         return web.Response(
             status=int(reply["statusCode"]),
             text=str(reply.get("body") or ""),
@@ -330,7 +332,7 @@ class Gateway:
                         "methodArn": "arn:aws:execute-api:local:000000000000:local/local/$connect",
                         "queryStringParameters": {"token": token},
                     },
-                    LambdaContext("connect-authorizer"),
+                    LambdaContext.of(AUTHORIZER),
                 )
             )
         except Exception as exc:
@@ -347,7 +349,7 @@ class Gateway:
         try:
             result = await self._run(
                 lambda: self._connect(
-                    self._event(connection_id, "$connect", None), LambdaContext("connect")
+                    self._event(connection_id, "$connect", None), LambdaContext.of(CONNECT)
                 )
             )
             if result.get("statusCode") != 200:
@@ -364,7 +366,7 @@ class Gateway:
             self._sockets.pop(connection_id, None)
             await self._run(
                 lambda: self._disconnect(
-                    self._event(connection_id, "$disconnect", None), LambdaContext("disconnect")
+                    self._event(connection_id, "$disconnect", None), LambdaContext.of(DISCONNECT)
                 )
             )
             self._authorized.pop(connection_id, None)
@@ -377,9 +379,9 @@ class Gateway:
         except (ValueError, AttributeError, RecursionError):
             message, action = None, None
         route = action if isinstance(action, str) and action in self._routes else "$default"
-        handler = self._routes[route]
+        handler, path = self._routes[route], self._paths[route]
         await self._run(
-            lambda: handler(self._event(connection_id, route, body), LambdaContext(route))
+            lambda: handler(self._event(connection_id, route, body), LambdaContext.of(path))
         )
         player = str((self._authorized.get(connection_id) or {}).get("player_id", ""))
         if route == "queue" and self._on_queue is not None and player not in self._fillers:

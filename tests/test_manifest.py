@@ -19,7 +19,7 @@ from infra import manifest
 from local import aws, dispatcher, gateway
 from services.common import constants, events, protocol
 from services.common.events import EVENT_TYPES
-from services.common.runtime import EventRoutes
+from services.common.runtime import BATCH_RESPONSE_MARGIN_MS, EventRoutes
 
 pytestmark = pytest.mark.unit
 
@@ -170,3 +170,31 @@ def test_every_handler_the_manifest_names_exists() -> None:
     for key, spec in manifest.FUNCTIONS.items():
         entry = dispatcher.load(spec.handler)
         assert callable(entry), key
+
+
+QUEUE_CONSUMERS = {key: spec for key, spec in manifest.FUNCTIONS.items() if spec.queue}
+
+
+@pytest.mark.parametrize("key", sorted(QUEUE_CONSUMERS))
+def test_one_record_of_each_queue_consumer_fits_its_timeout(key: str) -> None:
+    """A batch stops starting records while it can still answer (process_batch), so a whole
+    batch may outlast the timeout; one record at its worst, and the margin, may not."""
+    spec = QUEUE_CONSUMERS[key]
+    assert spec.record_seconds is not None, f"{key}: a queue consumer names its record budget"
+    assert spec.record_seconds * 1000 + BATCH_RESPONSE_MARGIN_MS <= spec.timeout_seconds * 1000
+
+
+@pytest.mark.parametrize("key", sorted(QUEUE_CONSUMERS))
+def test_a_queue_outlasts_six_times_its_consumer_s_timeout(key: str) -> None:
+    """AWS's advice for an SQS event source: a batch still running (or its retries) is never
+    handed to another invocation meanwhile."""
+    spec = QUEUE_CONSUMERS[key]
+    assert spec.queue is not None
+    assert manifest.visibility_timeout_seconds(spec.queue) >= 6 * spec.timeout_seconds
+
+
+def test_only_queue_consumers_have_a_record_budget() -> None:
+    """The budget is read by the SQS batches alone: elsewhere it would say nothing."""
+    assert {k for k, s in manifest.FUNCTIONS.items() if s.record_seconds is not None} == set(
+        QUEUE_CONSUMERS
+    )

@@ -52,6 +52,8 @@ class Backbone:
         }
         # Every table name, so that a read the code adds fails on permissions, not on a name.
         env.update({table_variable(s): table.table_name for s, table in self.tables.items()})
+        if spec.record_seconds is not None:
+            env["CANASTA_RECORD_SECONDS"] = str(spec.record_seconds)
         if spec.pushes:
             env["CANASTA_WEBSOCKET_ENDPOINT"] = self.websocket.stage.callback_url
         if spec.schedules_timers:

@@ -20,11 +20,10 @@ from infra.components.backbone import Backbone
 from infra.components.client_aliases import ClientAlias, client_aliases
 from infra.components.common import RETENTION, function_name, pascal, removal_policy
 from infra.components.runtime import ARCHITECTURE, RUNTIME, dependency_layer, latest_python
-from infra.manifest import FUNCTIONS, STREAM_PARALLELIZATION, FunctionSpec
+from infra.manifest import BATCH_SIZE, FUNCTIONS, STREAM_PARALLELIZATION, FunctionSpec
 from infra.nag import acknowledge
 from services.common.constants import TableSpec
 
-BATCH_SIZE = 10
 STREAM_RETRY_ATTEMPTS = 10
 
 

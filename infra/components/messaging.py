@@ -18,15 +18,13 @@ from aws_cdk import aws_sqs as sqs
 from infra import manifest
 from infra.components.common import pascal
 from infra.config import Config
-from infra.manifest import FUNCTIONS, TIMERS
+from infra.manifest import TIMERS
 from infra.nag import acknowledge
 from services.common import constants
 
 MAX_RECEIVE_COUNT = 5
 EVENT_DELIVERY_RETRIES = 185
 """EventBridge's most retries of a delivery to a queue (within 24 h), then the dead letters."""
-CONSUMER_VISIBILITY_FACTOR = 6
-"""A queue's visibility timeout is this many times its consumer's timeout (AWS's advice)."""
 SCHEDULES = "turn-schedules"
 """The key of the turn timer schedules' dead-letter queue (``dead_letter_queues``)."""
 
@@ -72,16 +70,13 @@ class Messaging:
     def _queue(self, key: str, name: str) -> sqs.Queue:
         """A consumer's queue and its dead-letter queue (after ``MAX_RECEIVE_COUNT`` receives)."""
         dead = self.dead_letter_queue(key, f"{pascal(key)}DeadLetterQueue", f"{name}-dlq")
-        timeouts = [s.timeout_seconds for s in FUNCTIONS.values() if s.queue == key]
         queue = sqs.Queue(
             self._stack,
             f"{pascal(key)}Queue",
             queue_name=self._config.name(name),
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            visibility_timeout=Duration.seconds(
-                max(timeouts, default=30) * CONSUMER_VISIBILITY_FACTOR
-            ),
+            visibility_timeout=Duration.seconds(manifest.visibility_timeout_seconds(key)),
             dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=MAX_RECEIVE_COUNT, queue=dead),
         )
         self.queues[key] = queue

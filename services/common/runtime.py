@@ -82,11 +82,22 @@ class WebSocketEvent(BaseModel):
         return None
 
 
+BATCH_RESPONSE_MARGIN_MS = 1000
+"""What a batch keeps of its invocation after its last record: the answer and the metrics."""
+RECORDS_DEFERRED = "records_deferred"
+"""The metric of records a batch handed back unstarted, for want of time."""
+
+
+class _Deferred(Exception):
+    """A record not started: too little of the invocation is left for one more."""
+
+
 def process_batch(
     event: dict[str, Any],
     context: Any,
     handle: Callable[[dict[str, Any]], None],
     on_error: Callable[[Exception], None],
+    telemetry: Telemetry,
 ) -> dict[str, Any]:
     """Each SQS record's JSON body through ``handle``, with Powertools' ``BatchProcessor``.
 
@@ -94,26 +105,59 @@ def process_batch(
     ReportBatchItemFailures), so only they come back; a batch in which every
     record failed raises instead, so the invocation fails and the function's
     error alarm fires within minutes rather than when the dead-letter queue fills.
+
+    A batch of slow records (ten whole rounds auto-played) can take longer than
+    the function's timeout, and a timeout brings the whole batch back, done
+    records too, until it ends in the dead-letter queue. So no record starts
+    unless the function's worst case for one (``Settings.record_seconds``) and
+    the answer's margin are left: it and every later one are reported as failed,
+    unstarted, and come back after the visibility timeout. Deferring is not an
+    error: it is counted (``records_deferred``), and a batch deferred whole
+    does not raise. The budget is read at each batch (about 50 µs), so there is
+    no cached copy to go stale.
     """
     from aws_lambda_powertools.utilities.batch import (  # noqa: PLC0415 - queue consumers only
         BatchProcessor,
         EventType,
         process_partial_response,
     )
+    from aws_lambda_powertools.utilities.batch.exceptions import (  # noqa: PLC0415
+        BatchProcessingError,
+    )
+
+    needed_ms = int(Settings().record_seconds * 1000) + BATCH_RESPONSE_MARGIN_MS
+    deferred_at: list[int] = []
+    """The milliseconds left at each record deferred: once one is, every later one is."""
 
     def record_handler(record: Any) -> None:
+        remaining = int(context.get_remaining_time_in_millis())
+        if remaining < needed_ms:
+            deferred_at.append(remaining)
+            raise _Deferred
         try:
             handle(json.loads(record.body))
         except Exception as exc:
             on_error(exc)
             raise
 
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     response = process_partial_response(
-        event=event,
-        record_handler=record_handler,
-        processor=BatchProcessor(event_type=EventType.SQS),
-        context=context,
+        event=event, record_handler=record_handler, processor=processor, context=context
     )
+    if deferred_at:
+        telemetry.count(RECORDS_DEFERRED, len(deferred_at))
+        telemetry.warning(
+            "records deferred",
+            deferred=len(deferred_at),
+            batch=len(processor.records),
+            remaining_ms=deferred_at[0],
+            needed_ms=needed_ms,
+        )
+    errors = [info for info in processor.exceptions if not isinstance(info[1], _Deferred)]
+    if errors and len(errors) == len(processor.records):
+        raise BatchProcessingError(
+            msg=f"All {len(errors)} records failed processing.", child_exceptions=errors
+        )
     return dict(response)
 
 

@@ -135,6 +135,12 @@ class Settings(BaseModel):
     """Where Scheduler sends a far-deadline timer it gave up delivering (the turn would
     otherwise never be auto-played, silently)."""
 
+    record_seconds: float = Field(default=6.0, gt=0, le=900)
+    """A queue consumer's worst case for one record (the manifest's ``record_seconds``): a
+    batch starts no record with less than this (and the response's margin) left. The
+    default is the slowest consumer's, a whole round auto-played, so a function the
+    stack did not give a value defers no later than that one would."""
+
     matchmaking_queue_url: str | None = None
     """Where the matchmaking state machine sends its ``try_match`` tasks."""
     state_machine_arn: str | None = None

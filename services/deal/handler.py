@@ -32,4 +32,4 @@ EVENTS = EventRoutes(
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, EVENTS, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception, obs.telemetry)

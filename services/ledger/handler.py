@@ -39,7 +39,7 @@ EVENTS = EventRoutes(
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, EVENTS, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception, obs.telemetry)
 
 
 Points = Annotated[StrictInt, Field(ge=-MAX_BOOKING_POINTS, le=MAX_BOOKING_POINTS)]

@@ -26,4 +26,4 @@ EVENTS = EventRoutes(obs.telemetry, {RoundEnded: lambda ended: service().round_e
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, EVENTS, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception, obs.telemetry)

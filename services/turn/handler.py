@@ -46,7 +46,7 @@ EVENTS = EventRoutes(
 
 @obs.handler
 def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, EVENTS, obs.logger.exception)
+    return process_batch(event, context, EVENTS, obs.logger.exception, obs.telemetry)
 
 
 def _on_timer(body: dict[str, Any]) -> None:
@@ -56,4 +56,4 @@ def _on_timer(body: dict[str, Any]) -> None:
 
 @obs.handler
 def timers(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_batch(event, context, _on_timer, obs.logger.exception)
+    return process_batch(event, context, _on_timer, obs.logger.exception, obs.telemetry)

@@ -18,6 +18,7 @@ from infra import manifest
 from infra.config import Config
 from infra.manifest import FUNCTIONS, TIMERS, FunctionSpec
 from services.common import constants, events
+from services.common.runtime import BATCH_RESPONSE_MARGIN_MS
 from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
@@ -573,8 +574,12 @@ def test_queue_consumers_report_batch_item_failures(
     assert mapping["BatchSize"] == 10
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     # The queue outlasts its consumer's timeout.
-    timeout = props(template["Resources"][function_id(template, stage, key)])["Timeout"]
-    assert props(template["Resources"][queue])["VisibilityTimeout"] >= 6 * timeout
+    function = props(template["Resources"][function_id(template, stage, key)])
+    assert props(template["Resources"][queue])["VisibilityTimeout"] >= 6 * function["Timeout"]
+    # One record at its worst and the answer fit the timeout; the batch stops before it.
+    budget = float(function["Environment"]["Variables"]["CANASTA_RECORD_SECONDS"])
+    assert budget == spec.record_seconds
+    assert budget * 1000 + BATCH_RESPONSE_MARGIN_MS <= function["Timeout"] * 1000
 
 
 def test_the_relay_reads_only_outbox_inserts_from_the_games_stream(

@@ -16,15 +16,28 @@ from services.common.events import (
     RoundStarted,
 )
 from services.common.runtime import (
+    BATCH_RESPONSE_MARGIN_MS,
+    RECORDS_DEFERRED,
     UNKNOWN_EVENTS,
     EventRoutes,
     TimerMessage,
     WebSocketEvent,
     process_batch,
 )
+from services.common.settings import Settings
 from services.common.telemetry import RecordingTelemetry
 
 pytestmark = pytest.mark.unit
+
+
+class _Invocation:
+    """A Lambda context whose time left is what the test sets."""
+
+    def __init__(self, remaining_ms: int = 30_000) -> None:
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
 
 
 def _delivered(detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +111,7 @@ def test_process_batch_reports_only_the_failed_records() -> None:
             {"messageId": "m4", "body": "not json"},
         ]
     }
-    result = process_batch(event, None, handle, errors.append)
+    result = process_batch(event, _Invocation(), handle, errors.append, RecordingTelemetry())
     assert result == {"batchItemFailures": [{"itemIdentifier": "m2"}, {"itemIdentifier": "m4"}]}
     assert handled == [{"n": 1}, {"n": 3}]
     assert len(errors) == 2
@@ -119,8 +132,83 @@ def test_a_batch_whose_every_record_failed_fails_the_invocation() -> None:
         ]
     }
     with pytest.raises(BatchProcessingError):
-        process_batch(event, None, handle, errors.append)
+        process_batch(event, _Invocation(), handle, errors.append, RecordingTelemetry())
     assert len(errors) == 2
+
+
+def _batch(count: int) -> dict[str, Any]:
+    return {"Records": [{"messageId": f"m{n}", "body": json.dumps({"n": n})} for n in range(count)]}
+
+
+def _needed_ms() -> int:
+    """What a batch must have left to start a record: the function's worst case for one,
+    and the margin for the answer."""
+    return int(Settings().record_seconds * 1000) + BATCH_RESPONSE_MARGIN_MS
+
+
+@pytest.fixture
+def budget(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setenv("CANASTA_RECORD_SECONDS", "6")
+    return _needed_ms()
+
+
+def test_a_batch_with_too_little_time_left_starts_no_record_and_does_not_fail(
+    budget: int,
+) -> None:
+    """Every record comes back unstarted after the visibility timeout; deferring is not an
+    error, so a batch deferred whole does not raise as a batch failed whole does."""
+    handled: list[dict[str, Any]] = []
+    errors: list[Exception] = []
+    telemetry = RecordingTelemetry()
+    result = process_batch(
+        _batch(3), _Invocation(budget - 1), handled.append, errors.append, telemetry
+    )
+    assert result == {"batchItemFailures": [{"itemIdentifier": f"m{n}"} for n in range(3)]}
+    assert handled == [] and errors == []
+    assert telemetry.metrics == {RECORDS_DEFERRED: 3}
+    assert telemetry.lines == [
+        (
+            "warning",
+            "records deferred",
+            {"deferred": 3, "batch": 3, "remaining_ms": budget - 1, "needed_ms": budget},
+        )
+    ]
+
+
+def test_a_batch_starts_records_while_one_more_fits_then_hands_the_rest_back(
+    budget: int,
+) -> None:
+    """Ten records of the worst case in a 30 s invocation: four fit (24 s), the six others
+    are reported unstarted, the failed one among the four as failed."""
+    invocation = _Invocation(30_000)
+    record_ms = budget - BATCH_RESPONSE_MARGIN_MS
+    handled: list[int] = []
+    errors: list[Exception] = []
+
+    def handle(body: dict[str, Any]) -> None:
+        invocation.remaining_ms -= record_ms
+        if body["n"] == 1:
+            raise ValueError("boom")
+        handled.append(body["n"])
+
+    telemetry = RecordingTelemetry()
+    result = process_batch(_batch(10), invocation, handle, errors.append, telemetry)
+    assert handled == [0, 2, 3]
+    assert len(errors) == 1
+    assert result == {
+        "batchItemFailures": [{"itemIdentifier": f"m{n}"} for n in (1, 4, 5, 6, 7, 8, 9)]
+    }
+    assert telemetry.metrics == {RECORDS_DEFERRED: 6}
+    assert invocation.remaining_ms >= BATCH_RESPONSE_MARGIN_MS
+
+
+def test_a_record_starts_with_exactly_its_budget_left(budget: int) -> None:
+    handled: list[dict[str, Any]] = []
+    telemetry = RecordingTelemetry()
+    result = process_batch(_batch(1), _Invocation(budget), handled.append, print, telemetry)
+    assert result == {"batchItemFailures": []}
+    assert handled == [{"n": 0}]
+    assert telemetry.metrics == {}
 
 
 def test_a_timer_message_is_strict() -> None:
@@ -245,7 +333,8 @@ def test_an_event_the_table_does_not_route_is_logged_counted_and_acknowledged(
     telemetry = RecordingTelemetry()
     body = {**_ended(), "detail-type": detail_type}
     event = {"Records": [{"messageId": "m1", "body": json.dumps(body), "eventSource": "aws:sqs"}]}
-    assert process_batch(event, None, _routes(seen, telemetry), lambda _exc: None) == {
+    routes = _routes(seen, telemetry)
+    assert process_batch(event, _Invocation(), routes, lambda _exc: None, telemetry) == {
         "batchItemFailures": []
     }
     assert seen == []
