@@ -142,6 +142,10 @@ def label(handler: str) -> str:
     return f"{parts[1]}.{parts[-1]}"
 
 
+HANDLERS = {label(spec.handler): spec.handler for spec in manifest.FUNCTIONS.values()}
+"""Function label → its entry point: each invocation gets its function's timeout and memory."""
+
+
 class Platform:
     """In-process stand-in for the event source mappings, EventBridge and the Scheduler."""
 
@@ -178,7 +182,7 @@ class Platform:
             self.meter.metering(function, kind) as invocation,
             contextlib.redirect_stdout(io.StringIO()),
         ):
-            result = handler(event, LambdaContext(function))
+            result = handler(event, LambdaContext.of(HANDLERS[function]))
         invocation.records = len(event.get("Records", ()))
         failures = result.get("batchItemFailures") if isinstance(result, dict) else None
         if failures:
