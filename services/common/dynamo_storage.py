@@ -149,7 +149,7 @@ class Backoff(Frozen):
 
 
 BACKOFF = Backoff()
-"""Three tries, 5-10 ms then 10-20 ms apart."""
+"""Three tries, 5-10 ms then 10-20 ms apart (``Settings.conflict_backoff_seconds``)."""
 
 
 class DynamoStorage:
@@ -176,6 +176,7 @@ class DynamoStorage:
                 "matchmaking": settings.matchmaking_table,
                 "audit": settings.audit_table,
             },
+            Backoff(base=settings.conflict_backoff_seconds),
         )
 
     @classmethod
