@@ -95,9 +95,7 @@ class ConflictInjector:
         operation = event_name.rsplit(".", 1)[-1]
         if operation not in WRITES or not _from_storage():
             return None
-        body = params.get("body") or b""
-        raw = body if isinstance(body, bytes) else str(body).encode()
-        request = json.loads(raw or b"{}")
+        request = request_of(params)
         tables = _tables(request)
         if not set(tables) <= self._tables:
             return None
@@ -116,7 +114,13 @@ class ConflictInjector:
             if len(self._tried) > REMEMBERED:
                 del self._tried[next(iter(self._tried))]
             self.injected[path] += 1
-        return _conflict(operation, len(tables), digest[0])
+        return answer(operation, request)
+
+
+def request_of(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of a serialized DynamoDB request (its JSON body), as sent."""
+    body = params.get("body") or b"{}"
+    return dict(json.loads(body if isinstance(body, bytes) else str(body)))
 
 
 def _from_storage() -> bool:
@@ -134,11 +138,13 @@ def _tables(request: dict[str, Any]) -> list[str]:
     return [str(request.get("TableName", ""))]
 
 
-def _conflict(operation: str, items: int, pick: int) -> tuple[AWSResponse, dict[str, Any]]:
-    """DynamoDB's answer under a conflicting transaction; for a transaction, one item (chosen
-    by the request, so that every position is met) is the one another transaction held."""
+def answer(operation: str, request: dict[str, Any]) -> tuple[AWSResponse, dict[str, Any]]:
+    """DynamoDB's answer to ``request`` under a conflicting transaction; for a transaction,
+    one item (chosen by the request, so that every position is met) is the one another
+    transaction held."""
     if operation == "TransactWriteItems":
-        held = pick % items
+        items = len(request["TransactItems"])
+        held = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).digest()[0] % items
         reasons = [{"Code": "None"} for _ in range(items)]
         reasons[held] = {"Code": "TransactionConflict", "Message": HELD}
         codes = ", ".join(r["Code"] for r in reasons)
