@@ -21,7 +21,7 @@ from services.common.store import GameStore
 from services.common.unit_of_work import Contended, Outcome, TableKind, VersionConflict, Write
 from services.connect.app import ConnectService
 from shared_engine import start_round
-from tests.services.conftest import build, put_table, seat_everyone
+from tests.services.conftest import build, put_table
 
 pytestmark = pytest.mark.unit
 
@@ -86,14 +86,3 @@ def test_seating_a_player_whose_write_collides_fails(
     storage.held.add("players")
     with pytest.raises(Contended):
         presence.seat_player("p1", "Ann", "t1", 1)
-
-
-def test_seated_players_are_unaffected_when_nothing_collides(
-    store: GameStore, presence: PresenceStore, connect: ConnectService
-) -> None:
-    """The storage double itself: with nothing held it is the in-memory storage."""
-    put_table(store, "t1", start_round("s"), connections={1: "c1", 2: None, 3: "c3", 4: "c4"})
-    seat_everyone(presence, "t1")
-    connect.connect("c2", Identity("p2", "P2"))
-    table = store.get_table("t1")
-    assert table is not None and table.connections[2] == "c2"
