@@ -21,8 +21,8 @@ The storage then sends it again at once (``ENVIRONMENT``: a pause would wait
 for no other writer); the pause itself is proven against botocore's Stubber
 (``tests/integration/test_storage_conflicts.py``).
 
-A request is told apart by its operation and its body (less the token botocore
-makes up for each call of a transaction), so every write path
+A request is told apart by its entry point, operation and body (less the token
+botocore makes up for each call of a transaction), so every write path
 meets a conflict once per request it makes and its retry passes. What was
 injected is counted per (entry point, operation, tables), beside every write
 attempt, so a test can see that each path that wrote met one.
@@ -72,7 +72,7 @@ class ConflictInjector:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._tried: dict[bytes, None] = {}
+        self._tried: dict[tuple[Path, bytes], None] = {}
         self._tables: frozenset[str] = frozenset()
         self.writes: Counter[Path] = Counter()
         """Every write attempt on the game's tables, injected or not."""
@@ -108,9 +108,9 @@ class ConflictInjector:
         digest = hashlib.sha256(operation.encode() + b"\0" + canonical).digest()
         with self._lock:
             self.writes[path] += 1
-            if digest in self._tried:
+            if (path, digest) in self._tried:
                 return None
-            self._tried[digest] = None
+            self._tried[(path, digest)] = None
             if len(self._tried) > REMEMBERED:
                 del self._tried[next(iter(self._tried))]
             self.injected[path] += 1

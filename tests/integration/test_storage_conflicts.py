@@ -26,6 +26,8 @@ from services.common.unit_of_work import (
     ConditionFailed,
     Delete,
     Equals,
+    Item,
+    Key,
     Put,
     Update,
     VersionConflict,
@@ -34,7 +36,7 @@ from services.common.unit_of_work import (
 
 pytestmark = pytest.mark.integration
 
-TABLE = {"pk": "TABLE#t1", "sk": "TABLE"}
+TABLE: Key = {"pk": "TABLE#t1", "sk": "TABLE"}
 MOVE = Update("games", TABLE, set={"version": 8}, when=Equals("version", 7))
 LOGGED = Put("games", {"pk": "TABLE#t1", "sk": "LOG#0001#000008"}, when=Absent())
 SEAT = Update(
@@ -131,7 +133,7 @@ def test_a_single_write_a_transaction_held_is_sent_again(stubbed: Stubbed) -> No
     returning = Delete("connections", {"connection_id": "c1"}, returning="old")
     request = {**stubbed.storage.request(returning), "ReturnValues": "ALL_OLD"}
     stubbed.held("delete_item", request)
-    old = {"connection_id": "c1", "player_id": "p1"}
+    old: Item = {"connection_id": "c1", "player_id": "p1"}
     stubbed.stubber.add_response("delete_item", {"Attributes": to_item(old)}, request)
     assert stubbed.storage.commit([returning]) == Committed(before=old)
     assert stubbed.pauses == [pytest.approx(0.0075)]

@@ -107,10 +107,13 @@ def injector() -> Iterator[FaultInjector]:
 
 
 def play(
-    moto_endpoint: str, injector: FaultInjector, fault: Fault | None = None, **env: str
+    moto_endpoint: str,
+    injector: FaultInjector,
+    fault: Fault | None = None,
+    env: dict[str, str] | None = None,
 ) -> Run:
     """One run of the match on a fresh account, checked (``stalled`` if it could not end)."""
-    with fresh_stack(moto_endpoint, **env) as harness:
+    with fresh_stack(moto_endpoint, **(env or {})) as harness:
         injector.start(fault)
         stalled = None
         try:
@@ -166,9 +169,9 @@ def test_a_conflict_on_every_first_write_leaves_the_match_unchanged(
     attempt and goes on as if it had not: no refusal, no resend, no redelivery, and the match
     ends exactly as it does without conflicts."""
     before = conflicts.INJECTOR.injected.copy()
-    run = play(moto_endpoint, injector, **{conflicts.ENV: "first"})
+    run = play(moto_endpoint, injector, env={conflicts.ENV: "first"})
     injected = conflicts.INJECTOR.injected - before
-    without = play(moto_endpoint, injector, **{conflicts.ENV: "off"})
+    without = play(moto_endpoint, injector, env={conflicts.ENV: "off"})
     writes = {
         (c.path, c.operation, c.target)
         for c in run.calls
