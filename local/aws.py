@@ -19,6 +19,7 @@ from typing import Any
 
 from infra import manifest
 from infra.manifest import FUNCTIONS, FunctionSpec
+from local import conflicts
 from local.connections import Close, ConnectionsEndpoint, Deliver
 from local.dispatcher import Dispatcher
 from local.iam import IamEnforcer, LocalArns, install
@@ -247,6 +248,11 @@ class LocalAws:
         # Every handler call from now on runs under its function's role (local/iam.py).
         self.iam = IamEnforcer(self._arns(), functions)
         install(self.iam)
+        # With CANASTA_INJECT_CONFLICTS, every write meets a conflict first (local/conflicts.py).
+        self.conflicts = conflicts.install(table_names(self.settings).values())
+        if self.conflicts is not None:
+            self.environment.update(conflicts.ENVIRONMENT)
+            os.environ.update(conflicts.ENVIRONMENT)
         reset_handlers()
         self.dispatcher = Dispatcher(
             client=self.client,

@@ -36,6 +36,10 @@ def cancellation(exc: Exception, index: int) -> str:
 
 CONDITION_FAILED = "ConditionalCheckFailedException"
 TRANSACTION_CANCELLED = "TransactionCanceledException"
+TRANSACTION_CONFLICT = "TransactionConflictException"
+"""A single write refused because a transaction in progress holds its item."""
+CONFLICT_REASON = "TransactionConflict"
+"""A cancelled transaction's reason for an item another transaction or write held."""
 
 
 def query_all(client: DynamoClient, **kwargs: Any) -> list[dict[str, Any]]:

@@ -7,13 +7,17 @@ images) and the operators' console (its scans).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from services.common import constants
 from services.common.dynamo import (
     CONDITION_FAILED,
+    CONFLICT_REASON,
     TRANSACTION_CANCELLED,
+    TRANSACTION_CONFLICT,
     DynamoClient,
     cancellation,
     error_code,
@@ -21,6 +25,7 @@ from services.common.dynamo import (
     query_all,
     s,
 )
+from services.common.frozen import Frozen
 from services.common.unit_of_work import (
     KEYS,
     Absent,
@@ -44,6 +49,7 @@ from services.common.unit_of_work import (
     TableKind,
     Update,
     Value,
+    VersionConflict,
     Write,
     check_transaction,
     outcome_of,
@@ -122,13 +128,40 @@ class _Expression:
         return request
 
 
+class Backoff(Frozen):
+    """How a commit that collided with another transaction is tried again.
+
+    A collision wrote nothing and clears as soon as the other transaction ends
+    (milliseconds), so the same request is sent again after a short, jittered
+    pause (the two writers must not meet again in step); ``attempts`` in all,
+    then the commit answers ``VersionConflict``. ``pause`` and ``draw`` (a
+    number in [0, 1)) are the clock and the dice, replaced in tests.
+    """
+
+    attempts: int = 3
+    base: float = 0.01
+    pause: Callable[[float], None] = time.sleep
+    draw: Callable[[], float] = random.random
+
+    def wait(self, attempt: int) -> None:
+        """Before try ``attempt + 1``: between half and all of ``base * 2**(attempt - 1)``."""
+        self.pause(self.base * 2 ** (attempt - 1) * (0.5 + self.draw() / 2))
+
+
+BACKOFF = Backoff()
+"""Three tries, 5-10 ms then 10-20 ms apart (``Settings.conflict_backoff_seconds``)."""
+
+
 class DynamoStorage:
     """The storage on DynamoDB: one write is a single conditional request (half the write
     units of a transaction); several are one ``TransactWriteItems``."""
 
-    def __init__(self, client: DynamoClient, names: Mapping[TableKind, str]) -> None:
+    def __init__(
+        self, client: DynamoClient, names: Mapping[TableKind, str], backoff: Backoff = BACKOFF
+    ) -> None:
         self._db = client
         self._names = dict(names)
+        self._backoff = backoff
 
     @classmethod
     def of(cls, client: DynamoClient, settings: Settings) -> DynamoStorage:
@@ -143,10 +176,11 @@ class DynamoStorage:
                 "matchmaking": settings.matchmaking_table,
                 "audit": settings.audit_table,
             },
+            Backoff(base=settings.conflict_backoff_seconds),
         )
 
     @classmethod
-    def default(cls, client: DynamoClient) -> DynamoStorage:
+    def default(cls, client: DynamoClient, backoff: Backoff = BACKOFF) -> DynamoStorage:
         """The storage over the tables' default names (the tests' and the local stack's)."""
         return cls(
             client,
@@ -158,6 +192,7 @@ class DynamoStorage:
                 "matchmaking": constants.MATCHMAKING.name,
                 "audit": constants.AUDIT.name,
             },
+            backoff,
         )
 
     def get(self, table: TableKind, key: Key, *, consistent: bool = True) -> Item | None:
@@ -225,9 +260,26 @@ class DynamoStorage:
         return expression.apply(request)
 
     def commit(self, writes: Sequence[Write]) -> Outcome:
+        """All the writes or none. A commit that collided with another transaction wrote
+        nothing and is sent again (``Backoff``); if it collides every time, the answer is
+        ``VersionConflict``, a lost race, never a write's own refusal: no condition
+        failed, and whoever reads again sees what the other writer did."""
         check_transaction(writes)
-        if len(writes) == 1:
-            return self._single(writes[0])
+        for attempt in range(1, self._backoff.attempts + 1):
+            outcome = self._single(writes[0]) if len(writes) == 1 else self._transact(writes)
+            if outcome is not None:
+                return outcome
+            if attempt < self._backoff.attempts:
+                self._backoff.wait(attempt)
+        return VersionConflict()
+
+    def _transact(self, writes: Sequence[Write]) -> Outcome | None:
+        """The outcome of one ``TransactWriteItems``; None if it collided (nothing written).
+
+        A failed condition wins over a collision in the same cancellation: it is a
+        fact about the items as they are, and sending the request again would fail it
+        again.
+        """
         items = [{type(w).__name__: self.request(w)} for w in writes]
         try:
             self._db.transact_write_items(TransactItems=items)
@@ -237,15 +289,17 @@ class DynamoStorage:
                 raise InvalidTransaction(str(exc)) from None
             if code != TRANSACTION_CANCELLED:
                 raise
-            failed = [
-                i for i in range(len(writes)) if cancellation(exc, i) == "ConditionalCheckFailed"
-            ]
-            if not failed:
-                raise
-            return outcome_of(writes, failed)
+            reasons = [cancellation(exc, i) for i in range(len(writes))]
+            failed = [i for i, reason in enumerate(reasons) if reason == "ConditionalCheckFailed"]
+            if failed:
+                return outcome_of(writes, failed)
+            if CONFLICT_REASON in reasons:
+                return None
+            raise
         return Committed()
 
-    def _single(self, write: Write) -> Outcome:
+    def _single(self, write: Write) -> Outcome | None:
+        """The outcome of one write's own request; None if a transaction held its item."""
         request = self.request(write)
         returning = None if isinstance(write, Put) else write.returning
         if returning is not None:
@@ -258,8 +312,11 @@ class DynamoStorage:
         try:
             answer = call(**request)
         except Exception as exc:
-            if error_code(exc) == CONDITION_FAILED:
+            code = error_code(exc)
+            if code == CONDITION_FAILED:
                 return write.refusal
+            if code == TRANSACTION_CONFLICT:
+                return None
             raise
         found = answer.get("Attributes")
         item = from_item(found) if found else None

@@ -9,9 +9,12 @@ from services.common.unit_of_work import (
     Delete,
     Equals,
     LostRace,
+    Outcome,
     Put,
     Storage,
     Update,
+    Write,
+    unless_contended,
 )
 
 __all__ = ["Player", "PresenceStore"]
@@ -23,6 +26,11 @@ class PresenceStore:
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
 
+    def _commit(self, writes: list[Write]) -> Outcome:
+        """Presence's writes name no version: a connection recorded or a player released
+        that collided on every try fails the handler rather than pass for done."""
+        return unless_contended(self._storage.commit(writes))
+
     def add_connection(
         self, connection_id: str, player_id: str, name: str, now: float, ttl: int
     ) -> tuple[Player, str | None]:
@@ -32,8 +40,8 @@ class PresenceStore:
         device of the same player), if any.
         """
         connection = Connection(connection_id, player_id, now, int(now) + ttl)
-        self._storage.commit([Put("connections", connection.to_item())])
-        done = self._storage.commit(
+        self._commit([Put("connections", connection.to_item())])
+        done = self._commit(
             [
                 Update(
                     "players",
@@ -55,13 +63,13 @@ class PresenceStore:
 
     def remove_connection(self, connection_id: str) -> Player | None:
         """Forget a connection; returns the player if it was their current one."""
-        done = self._storage.commit(
+        done = self._commit(
             [Delete("connections", Connection.key_of(connection_id), returning="old")]
         )
         old = done.before if isinstance(done, Committed) else None
         if not old:
             return None
-        released = self._storage.commit(
+        released = self._commit(
             [
                 Update(
                     "players",
@@ -88,7 +96,7 @@ class PresenceStore:
 
     def seat_player(self, player_id: str, name: str, table_id: str, seat: int) -> Player:
         """Record the player's live table (matchmaking guards it with its own conditions)."""
-        done = self._storage.commit(
+        done = self._commit(
             [
                 Update(
                     "players",

@@ -172,3 +172,9 @@ class Settings(BaseModel):
     flood_connections_kept: int = Field(default=10_000, ge=1, le=1_000_000)
     """Flood control: the connections a container keeps a bucket for (~270 bytes each)."""
     connection_ttl_seconds: int = 3 * 3600
+
+    conflict_backoff_seconds: float = Field(default=0.01, ge=0, le=1)
+    """The pause before a write that collided with another transaction is sent again
+    (doubled before each further try, jittered; ``dynamo_storage.Backoff``). The local
+    stack sets 0 when it injects conflicts (``local/conflicts.py``): no other writer holds
+    the item there, and a pause per write would double the tests' time."""

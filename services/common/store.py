@@ -42,6 +42,7 @@ from services.common.unit_of_work import (
     VersionConflict,
     Write,
     all_of,
+    unless_contended,
 )
 
 SCORES = "SCORE#"
@@ -218,22 +219,25 @@ class GameStore:
         """Mark a seat (dis)connected; with ``replacing``, only if that connection still holds it.
 
         Not versioned: presence does not change the game, and a turn write sets
-        other attributes, so the two never overwrite each other.
+        other attributes, so the two never overwrite each other. So a ``VersionConflict``
+        is a collision on every try, not "seat taken": it raises (``unless_contended``).
         """
         attr = conn_attribute(seat)
-        outcome = self._storage.commit(
-            [
-                Update(
-                    "games",
-                    table_key(table_id),
-                    set={attr: connection_id} if connection_id is not None else {},
-                    remove=(attr,) if connection_id is None else (),
-                    when=all_of(
-                        Exists(), Equals(attr, replacing) if replacing is not None else None
-                    ),
-                    refusal=ConditionFailed("seat taken"),
-                )
-            ]
+        outcome = unless_contended(
+            self._storage.commit(
+                [
+                    Update(
+                        "games",
+                        table_key(table_id),
+                        set={attr: connection_id} if connection_id is not None else {},
+                        remove=(attr,) if connection_id is None else (),
+                        when=all_of(
+                            Exists(), Equals(attr, replacing) if replacing is not None else None
+                        ),
+                        refusal=ConditionFailed("seat taken"),
+                    )
+                ]
+            )
         )
         return isinstance(outcome, Committed)
 

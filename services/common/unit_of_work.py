@@ -94,6 +94,21 @@ class InvalidTransaction(Exception):
     """A commit DynamoDB would reject outright: too many items, or one item twice."""
 
 
+class Contended(RuntimeError):
+    """A write with no version to lose collided with other writers on every try."""
+
+
+def unless_contended(outcome: Outcome) -> Outcome:
+    """``outcome``, for a caller whose writes name no version: a ``VersionConflict`` can
+    only mean they collided with another transaction on every try (``DynamoStorage``) and
+    wrote nothing. Such a caller has no read to redo, and going on as if the write had been
+    made (or refused for its own reason) would lose it: it fails, and its invocation is
+    retried or answered as failed."""
+    if isinstance(outcome, VersionConflict):
+        raise Contended("the write collided with other transactions on every try")
+    return outcome
+
+
 # --- conditions -----------------------------------------------------------------------
 
 

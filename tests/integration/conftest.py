@@ -1,4 +1,7 @@
-"""The integration tier: real handlers on a moto server, one fresh account per test."""
+"""The integration tier: real handlers on a moto server, one fresh account per test.
+
+Every write meets a transaction conflict on its first attempt (``local/conflicts.py``;
+``CANASTA_INJECT_CONFLICTS=off`` runs the tier without them)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
+from local import conflicts
 from local.aws import REGION, reset, start_moto
 from local.iam import EVERY_USE
 from services.common import constants
@@ -26,6 +30,16 @@ def iam_uses() -> Iterator[None]:
         Path(path).write_text("".join(f"{f}\t{a}\t{r}\n" for f, a, r in sorted(EVERY_USE)))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def injected_conflicts() -> Iterator[None]:
+    """Conflicts on, unless the run said otherwise; at the end, every path that wrote met one
+    (its first attempt failed as under a conflicting transaction, and it went on)."""
+    os.environ.setdefault(conflicts.ENV, "first")
+    yield
+    if os.environ[conflicts.ENV] == "first":
+        assert conflicts.INJECTOR.missed() == [], "write paths that never met a conflict"
+
+
 @pytest.fixture(scope="session")
 def moto_url() -> Iterator[str]:
     server, url = start_moto()
@@ -40,6 +54,7 @@ def dynamodb(moto_url: str) -> Any:
     """Every table, empty, on the moto server, and a client of it: DynamoDB for the storage
     adapter alone, with no handler wired."""
     reset(moto_url)
+    conflicts.install(spec.name for spec in constants.TABLES)
     client = boto3.client(
         "dynamodb",
         endpoint_url=moto_url,

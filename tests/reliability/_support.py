@@ -23,6 +23,7 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 from local.aws import HANDLER_MODULES, LocalAws, reset
+from local.conflicts import answer, request_of
 from local.iam import current_entry_point
 from ops.replay import rounds_of, verify
 from services.common.ledger import Ledger, Posting
@@ -160,7 +161,7 @@ class Call:
         return f"{self.path} {self.service}.{self.operation}#{self.occurrence} ({self.target})"
 
 
-FaultKind = Literal["error", "timeout"]
+FaultKind = Literal["error", "timeout", "conflict"]
 ERROR_CODES = {
     "dynamodb": "ProvisionedThroughputExceededException",
     "eventbridge": "InternalException",
@@ -174,7 +175,9 @@ ERROR_CODES = {
 class Fault:
     """Make one call fail: ``error`` raises before it is sent (nothing happened);
     ``timeout`` raises ``ReadTimeoutError`` after its response arrived (it happened,
-    the caller cannot know)."""
+    the caller cannot know); ``conflict`` (a DynamoDB write) answers before it is sent as
+    DynamoDB does under a conflicting transaction (nothing happened, the storage may send
+    it again)."""
 
     call: Call
     kind: FaultKind
@@ -235,6 +238,9 @@ class FaultInjector:
             self.calls.append(call)
             context["reliability_call"] = call
             fire = self._due(call, "error")
+            conflict = self._due(call, "conflict")
+        if conflict:
+            raise ClientError(answer(operation, request_of(params))[1], operation)
         if fire:
             code = ERROR_CODES.get(service, "InternalServerError")
             raise ClientError(

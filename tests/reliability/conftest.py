@@ -1,4 +1,6 @@
-"""The reliability tier: its own moto server (one request at a time, as the local stack's)."""
+"""The reliability tier: its own moto server (one request at a time, as the local stack's),
+with every write's first attempt failing as a conflicting transaction (``local/conflicts.py``;
+``CANASTA_INJECT_CONFLICTS=off`` runs the tier without them)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from local import conflicts
 from local.__main__ import Relay
 from local.aws import LocalAws, reset, start_moto
 from tests.integration.harness import served_issuer
+
+
+@pytest.fixture(scope="session", autouse=True)
+def injected_conflicts() -> None:
+    os.environ.setdefault(conflicts.ENV, "first")
 
 
 @pytest.fixture(scope="session")

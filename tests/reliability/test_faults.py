@@ -11,7 +11,11 @@ The method (docs/reliability.md):
    ``error`` raises a ``ClientError`` (throttling, an internal error) before
    the call is sent, so nothing happened; ``timeout`` raises botocore's
    ``ReadTimeoutError`` from an ``after-call`` hook, after the response
-   arrived, so it happened but the caller cannot know.
+   arrived, so it happened but the caller cannot know; ``conflict`` (a
+   DynamoDB write) fails it as a conflicting transaction does, before it is
+   sent. Every run also has the first attempt of each write fail as a
+   conflict (``local/conflicts.py``, before the hook above sees it): the
+   recorded calls are the attempts that reached the embedded AWS.
 3. Only the platform and the clients recover: the dispatcher redelivers failed
    SQS messages and stream records (as the event source mappings do), and a
    client whose ``play`` was answered ``internal`` (or not at all) sends the
@@ -43,6 +47,7 @@ from typing import Any
 import boto3
 import pytest
 
+from local import conflicts
 from local.aws import reset_handlers
 from tests.reliability._support import (
     Call,
@@ -101,9 +106,14 @@ def injector() -> Iterator[FaultInjector]:
         reset_handlers()
 
 
-def play(moto_endpoint: str, injector: FaultInjector, fault: Fault | None = None) -> Run:
+def play(
+    moto_endpoint: str,
+    injector: FaultInjector,
+    fault: Fault | None = None,
+    env: dict[str, str] | None = None,
+) -> Run:
     """One run of the match on a fresh account, checked (``stalled`` if it could not end)."""
-    with fresh_stack(moto_endpoint) as harness:
+    with fresh_stack(moto_endpoint, **(env or {})) as harness:
         injector.start(fault)
         stalled = None
         try:
@@ -150,6 +160,37 @@ def test_the_fault_free_match_replays_exactly(
     assert baseline.heard == [1, 2, 3, 4]
     kinds = {json.loads(entry[2])["type"] for entry in baseline.outcome.log}
     assert kinds == {"draw", "take_pile", "joker_button", "meld", "discard"}, kinds
+
+
+def test_a_conflict_on_every_first_write_leaves_the_match_unchanged(
+    moto_endpoint: str, injector: FaultInjector, baseline: Run
+) -> None:
+    """Every write path of the match meets a conflicting transaction on each request's first
+    attempt and goes on as if it had not: no refusal, no resend, no redelivery, and the match
+    ends exactly as it does without conflicts."""
+    before = conflicts.INJECTOR.injected.copy()
+    run = play(moto_endpoint, injector, env={conflicts.ENV: "first"})
+    injected = conflicts.INJECTOR.injected - before
+    without = play(moto_endpoint, injector, env={conflicts.ENV: "off"})
+    writes = {
+        (c.path, c.operation, c.target)
+        for c in run.calls
+        if c.service == DB and c.operation in conflicts.WRITES
+    }
+    assert sorted(writes - set(injected)) == [], "write paths that met no conflict"
+    assert {path.split(".")[0] for path, _, _ in writes} >= {
+        "connect",
+        "deal",
+        "turn",
+        "score",
+        "ledger",
+        "matchmaking",
+    }
+    assert run.stalled is None and run.problems == [], (run.stalled, run.problems)
+    assert run.redelivered == [], run.redelivered
+    assert run.played.resends == 0 and not run.played.refusals, run.played
+    assert [c.key for c in run.calls] == [c.key for c in without.calls]
+    assert run.outcome == without.outcome == baseline.outcome
 
 
 def test_the_audit_replays_a_match_with_the_joker_button(
@@ -292,9 +333,14 @@ def test_one_failed_call_leaves_the_match_unchanged(
 
 
 def every_fault(calls: list[Call]) -> list[Fault]:
-    """Each call of the fault-free match failing, both ways: the whole space."""
-    kinds: tuple[FaultKind, ...] = ("error", "timeout")
-    return [Fault(call, kind) for call in calls for kind in kinds]
+    """Each call of the fault-free match failing, every way it can: the whole space."""
+    kinds: tuple[FaultKind, ...] = ("error", "timeout", "conflict")
+    return [Fault(call, kind) for call in calls for kind in kinds if _can(call, kind)]
+
+
+def _can(call: Call, kind: FaultKind) -> bool:
+    """Only a write meets another transaction."""
+    return kind != "conflict" or (call.service == DB and call.operation in conflicts.WRITES)
 
 
 def drawn(calls: list[Call]) -> list[Fault]:
@@ -316,6 +362,7 @@ def test_the_sample_is_drawn_from_every_call_and_replays_from_its_seed(baseline:
         "ledger",
         "matchmaking",
     }
+    assert {f.kind for f in faults} == {"error", "timeout", "conflict"}
     assert drawn(baseline.calls) == drawn(baseline.calls)
     assert len(drawn(baseline.calls)) == (len(faults) if SWEEP else SAMPLE)
 
