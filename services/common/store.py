@@ -245,17 +245,20 @@ class GameStore:
         """Mark a logged move repaired once: False if a replay of it repaired it before.
 
         A write only on the first replay of a move; every later one reads the mark with the
-        log item it reads anyway (a MODIFY, which the outbox relay ignores).
+        log item it reads anyway (a MODIFY, which the outbox relay ignores). A collision on
+        every try is not "repaired before": it raises (``unless_contended``).
         """
-        outcome = self._storage.commit(
-            [
-                Update(
-                    "games",
-                    table_key(table_id, constants.log_sk(round_number, version)),
-                    set={"repaired": True},
-                    when=all_of(Exists(), Lacks("repaired")),
-                    refusal=AlreadyDone(),
-                )
-            ]
+        outcome = unless_contended(
+            self._storage.commit(
+                [
+                    Update(
+                        "games",
+                        table_key(table_id, constants.log_sk(round_number, version)),
+                        set={"repaired": True},
+                        when=all_of(Exists(), Lacks("repaired")),
+                        refusal=AlreadyDone(),
+                    )
+                ]
+            )
         )
         return isinstance(outcome, Committed)

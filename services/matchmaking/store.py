@@ -52,6 +52,7 @@ from services.common.unit_of_work import (
     UnitOfWork,
     Update,
     Write,
+    unless_contended,
 )
 
 FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))
@@ -76,7 +77,7 @@ class PlayerStore:
 
     def release(self, player_id: str, table_id: str) -> None:
         """The match at ``table_id`` is over for this player: they may queue again."""
-        self._storage.commit([PresenceStore.leave_table(player_id, table_id)])
+        unless_contended(self._storage.commit([PresenceStore.leave_table(player_id, table_id)]))
 
 
 class _Writes:
@@ -130,7 +131,7 @@ class QueueStore(_Writes):
         return [QueueTicket.from_item(queue_key, item) for item in items[:limit]]
 
     def delete_entry(self, ticket: QueueTicket) -> None:
-        self._storage.commit([Delete("matchmaking", ticket.key)])
+        unless_contended(self._storage.commit([Delete("matchmaking", ticket.key)]))
 
     @staticmethod
     def enqueue(ticket: QueueTicket, ttl: int) -> list[Write]:
@@ -190,7 +191,8 @@ class LobbyStore(_Writes):
     def try_code(self, player_id: str, now: float, limit: int, window_seconds: int) -> bool:
         """Count one invite code the player tries; False once ``limit`` were tried in this
         window. One conditional write per ``join_table`` (its item expires with the window),
-        so no number of connections or containers gives a player more guesses."""
+        so no number of connections or containers gives a player more guesses. A collision
+        on every try is not the limit: it raises (``unless_contended``)."""
         window = int(now // window_seconds)
         tried = Update(
             "matchmaking",
@@ -200,7 +202,7 @@ class LobbyStore(_Writes):
             when=AnyOf((Lacks("tries"), Below("tries", limit))),
             refusal=ConditionFailed("rate limited"),
         )
-        return isinstance(self._storage.commit([tried]), Committed)
+        return isinstance(unless_contended(self._storage.commit([tried])), Committed)
 
     def open(self, lobby: Lobby, host: SeatPlayer, expires_at: int) -> Outcome:
         """Create the lobby with its host in it (``CODE_TAKEN`` if its code is not free)."""

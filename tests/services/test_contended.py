@@ -2,9 +2,11 @@
 
 The DynamoDB storage answers such a commit ``VersionConflict``
 (``tests/integration/test_storage_conflicts.py``). Presence writes name no
-version, so for them it cannot be a lost race: ``$connect``, ``$disconnect``
-and the seat's connection fail (``Contended``) instead of going on as if the
-write had been made, or refused as "seat taken".
+version, so for them it cannot be a lost race: ``$connect``, ``$disconnect``,
+the seat's connection, a move's repair mark, an invite code's count, a queue
+entry's removal and a player's release fail (``Contended``) instead of going on
+as if the write had been made, or refused for a reason of its own ("seat
+taken", "repaired before", "rate limited").
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import pytest
 from services.common.auth import Identity
 from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
+from services.common.records import QueueTicket
 from services.common.store import GameStore
 from services.common.unit_of_work import Contended, Outcome, TableKind, VersionConflict, Write
 from services.connect.app import ConnectService
+from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 from shared_engine import start_round
 from tests.services.conftest import build, put_table
 
@@ -86,3 +90,30 @@ def test_seating_a_player_whose_write_collides_fails(
     storage.held.add("players")
     with pytest.raises(Contended):
         presence.seat_player("p1", "Ann", "t1", 1)
+
+
+def test_a_repair_claim_that_collides_is_not_repaired_before_it_fails(
+    store: GameStore, storage: Contending
+) -> None:
+    storage.held.add("games")
+    with pytest.raises(Contended):
+        store.claim_repair("t1", 1, 6)
+
+
+def test_an_invite_code_try_that_collides_is_not_the_limit_it_fails(storage: Contending) -> None:
+    storage.held.add("matchmaking")
+    with pytest.raises(Contended):
+        LobbyStore(storage).try_code("p1", 1000.0, limit=12, window_seconds=600)
+
+
+def test_a_queue_entry_or_a_release_that_collides_is_not_lost_it_fails(
+    storage: Contending,
+) -> None:
+    """Unconditional writes whose outcome was ignored: a collision on every try wrote
+    nothing, so the consumer fails and its record comes back."""
+    ticket = QueueTicket("one_round:twos-meld:0", "0001#p1", "p1", "P1", "t-1", 99.0)
+    storage.held.update({"matchmaking", "players"})
+    with pytest.raises(Contended):
+        QueueStore(storage).delete_entry(ticket)
+    with pytest.raises(Contended):
+        PlayerStore(storage).release("p1", "t1")
