@@ -200,8 +200,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "turn-ws": FunctionSpec(
         handler="services.turn.handler.websocket",
         service="turn",
-        description="play, sync and quick messages from the players",
-        routes=("play", "sync", "say", "$default"),
+        description="play, sync, continue and quick messages from the players",
+        routes=("play", "sync", "say", "continue", "$default"),
         tables={
             **_TURN_TABLES,
             # ``sync`` finds the player's table (PresenceStore.get_player).

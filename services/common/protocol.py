@@ -27,6 +27,9 @@ from shared_engine.state import TEAMS, team_of
 from shared_engine.view import MeldView, PlayerView, ScoreView
 
 PROTOCOL_VERSION = 1
+LOG_SHOWN: Final = 400
+"""The most moves a ``sync`` answer restores to the move log: a long round's are the last
+ones, and the frame stays far under API Gateway's 128 KB."""
 ARENA_STAKES: Final[tuple[int, ...]] = Settings.model_fields["arena_stakes"].default
 IDLE_SECONDS: Final = 600
 """API Gateway closes a connection that carried no message for this long."""
@@ -143,7 +146,9 @@ class Play(ClientMessageBase):
 
 
 class Sync(ClientMessageBase):
-    """Ask for the current view of the player's table (sent after every (re)connect)."""
+    """Ask for the current view of the player's table (sent after every (re)connect). The
+    answer restores the round's move log (``ViewMessage.log``); between two rounds it is
+    followed by the round's ``round_result`` again, so the result is shown after a reload."""
 
     action: Literal["sync"]
 
@@ -232,15 +237,29 @@ class Rematch(ClientMessageBase):
     """The table whose match is over."""
 
 
+class ContinueMatch(ClientMessageBase):
+    """Done reading a round's result: the next round of the match is dealt once every
+    connected player at the table has sent this, or when the intermission's time is up
+    (``ViewMessage.intermission``). Answered with the sender's view. A ``continue`` for a
+    round the table has left, or sent twice, changes nothing and is answered the same."""
+
+    action: Literal["continue"]
+    table_id: TableId
+    round: int = Field(ge=1)
+    """The round whose result was read."""
+
+
 class Balance(ClientMessageBase):
     """Ask for the account's points and spare jokers."""
 
     action: Literal["balance"]
 
 
-TurnMessage = Annotated[Play | Sync | Say | Hello | Ping, Field(discriminator="action")]
-"""Routed to the turn service (``play``, ``sync``, ``say``; ``hello`` and ``ping`` reach it
-through ``$default``)."""
+TurnMessage = Annotated[
+    Play | Sync | Say | ContinueMatch | Hello | Ping, Field(discriminator="action")
+]
+"""Routed to the turn service (``play``, ``sync``, ``say``, ``continue``; ``hello`` and
+``ping`` reach it through ``$default``)."""
 LobbyMessage = Annotated[
     Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance,
     Field(discriminator="action"),
@@ -250,6 +269,7 @@ ClientMessage = Annotated[
     Play
     | Sync
     | Say
+    | ContinueMatch
     | Hello
     | Ping
     | Queue
@@ -368,6 +388,27 @@ class LastAction(_Message):
     """True when this discard took the seat out (OUT-1)."""
 
 
+class LoggedMove(LastAction):
+    """A move of the round as the move log shows it: ``LastAction`` and the table version
+    its write made (one write may make several moves: a bot's whole turn)."""
+
+    version: int = Field(ge=1)
+
+
+class Intermission(_Message):
+    """Between two rounds of a match: the round's result stays on the table, no turn and no
+    timer runs, and the next round is dealt when every connected player has sent
+    ``continue`` or at ``until``, whichever comes first. Bots' seats and disconnected
+    players' seats are never waited for (TABLE-2)."""
+
+    until: float
+    """Epoch seconds when the next round is dealt at the latest."""
+    continued: list[Seat]
+    """The seats whose player sent ``continue`` for this round."""
+    awaited: list[Seat]
+    """The connected players' seats the next round still waits for."""
+
+
 class ViewMessage(ServerMessageBase):
     """The seat's whole view. Sent after every change; a client replaces its state with it."""
 
@@ -387,6 +428,12 @@ class ViewMessage(ServerMessageBase):
     """Every move of the write that produced this version, in order (a bot's or an
     auto-played turn is several: draw, melds, discard), the last being ``last_action``;
     public facts only, for a move log. Empty after a sync or a deal."""
+    intermission: Intermission | None = Field(default=None, exclude_if=_absent)
+    """Present while the table waits between two rounds (the round over, the next to be
+    dealt): what it waits for and until when."""
+    log: list[LoggedMove] | None = Field(default=None, exclude_if=_absent)
+    """The answer to ``sync`` only: the round's public moves so far, oldest first (the last
+    ``LOG_SHOWN`` at most), so that a client that reconnects shows the same move log."""
 
 
 class ErrorMessage(ServerMessageBase):
@@ -411,6 +458,13 @@ class RoundResultMessage(ServerMessageBase):
     seed: str
     """Revealed now: recompute the shuffle and check it against ``commitment`` (DEAL-4)."""
     commitment: str
+    went_out: Seat | None = None
+    """The seat that went out (OUT-1), or null when the stock ran out (STOCK-2)."""
+    hands: dict[SeatKey, list[TileName]] = Field(default_factory=dict)
+    """Every seat's tiles left in hand, which count against its team (SCORE-1)."""
+    intermission_until: float | None = None
+    """With another round to come: epoch seconds when it is dealt at the latest (sooner
+    once every connected player sent ``continue``); null at the match's end."""
 
 
 class MatchResultMessage(ServerMessageBase):

@@ -115,6 +115,7 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "Play": ("ViewMessage", "ErrorMessage"),
     "Sync": ("ViewMessage", "ErrorMessage"),
     "Say": ("SaidMessage", "ErrorMessage"),
+    "ContinueMatch": ("ViewMessage", "ErrorMessage"),
     "Hello": ("WelcomeMessage", "ErrorMessage"),
     "Ping": ("PongMessage", "ErrorMessage"),
     "Queue": ("QueuedMessage", "ErrorMessage"),

@@ -106,6 +106,12 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                 {"action": "say", "table_id": EXAMPLE_TABLE, "phrase": "well_played", "cid": "s-1"},
             )
         ],
+        "ContinueMatch": [
+            (
+                "done reading round 1's result",
+                {"action": "continue", "table_id": EXAMPLE_TABLE, "round": 1, "cid": "c-1"},
+            )
+        ],
         "Hello": [("who am I", {"action": "hello", "cid": "h-1"})],
         "Ping": [("keep the connection open", {"action": "ping"})],
         "Queue": [
@@ -228,6 +234,9 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                     "next": "end",
                     "seed": EXAMPLE_SEED,
                     "commitment": state.commitment,
+                    "went_out": 4,
+                    "hands": {"1": ["7R", "JK"], "2": ["13B", "4Y", "4Y"], "3": ["9K"], "4": []},
+                    "intermission_until": None,
                 },
             )
         ],
