@@ -204,6 +204,8 @@ class Config:
     stage: str = "dev"
     """Prefixes every physical name (``dev-canasta-games``) and names the API stage."""
     turn_seconds: int = 60
+    intermission_seconds: int = 20
+    """Between two rounds: how long the round's result stays before the next is dealt."""
     log_retention_days: int = 30
     matches_per_day: int = 10_000
     """The expected volume: what the stage's throttle is sized from (``message_rate``)."""
@@ -271,6 +273,7 @@ class Config:
             )
         # The same bounds as the turn service's own setting (Settings.turn_seconds).
         _int("turnSeconds", self.turn_seconds, 5, 3600)
+        _int("intermissionSeconds", self.intermission_seconds, 0, 600)
         _int("matchesPerDay", self.matches_per_day, 1, 100_000_000)
         # API Gateway's account-level throttle per region: 10,000 requests/s, burst 5,000.
         _int("throttleRate", self.message_rate, 1, 10_000)
@@ -426,6 +429,7 @@ class Config:
 CONTEXT_KEYS = {
     "stage": "stage",
     "turn_seconds": "turnSeconds",
+    "intermission_seconds": "intermissionSeconds",
     "log_retention_days": "logRetentionDays",
     "matches_per_day": "matchesPerDay",
     "throttle_rate": "throttleRate",

@@ -203,7 +203,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="play, sync, continue and quick messages from the players",
         routes=("play", "sync", "say", "continue", "$default"),
         tables={
-            **_TURN_TABLES,
+            # ``sync`` restores the round's move log (MoveLog.of_round): a query.
+            constants.GAMES: (*_TURN_TABLES[constants.GAMES], QUERY),
             # ``sync`` finds the player's table (PresenceStore.get_player).
             constants.PLAYERS: (GET,),
             # The joker button reads the account's jokers and debits one in the move's
@@ -220,7 +221,12 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         description="RoundStarted and presence events: auto-play absent seats, push views",
         queue="turn-events",
         consumes=("RoundStarted", "PlayerConnected", "PlayerDisconnected"),
-        tables=_TURN_TABLES,
+        tables={
+            **_TURN_TABLES,
+            # A presence change that leaves nobody to wait for between two rounds deals the
+            # next: each player's spare jokers for it (Ledger.balance).
+            constants.LEDGER: (GET,),
+        },
         memory_mb=TURN_MEMORY_MB,
         pushes=True,
         schedules_timers=True,
@@ -231,9 +237,14 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "turn-timers": FunctionSpec(
         handler="services.turn.handler.timers",
         service="turn",
-        description="Expired turn timers: auto-play the turn if it is still running",
+        description="Expired timers: auto-play a turn still running, deal the round after "
+        "an intermission",
         queue=TIMERS,
-        tables=_TURN_TABLES,
+        tables={
+            **_TURN_TABLES,
+            # The intermission's timer deals the next round: each player's spare jokers.
+            constants.LEDGER: (GET,),
+        },
         memory_mb=TURN_MEMORY_MB,
         pushes=True,
         schedules_timers=True,
@@ -269,13 +280,16 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         queue="score",
         consumes=("RoundEnded",),
         tables={
-            constants.GAMES: (GET, PUT, UPDATE),
+            # The match's score sheet in its result reads the scored rounds (GameStore.scores).
+            constants.GAMES: (GET, PUT, UPDATE, QUERY),
             # The write that ends a match frees its players in the same transaction, so a
             # ``queue`` sent on ``match_result`` finds them free: it reads each player's
             # guard item and clears the seat it names (PresenceStore.leave_table).
             constants.PLAYERS: (GET, UPDATE),
         },
         pushes=True,
+        # A round with another to follow starts the intermission, and with it its timer.
+        schedules_timers=True,
         timeout_seconds=30,
         max_concurrency=5,
         record_seconds=QUICK_RECORD_SECONDS,

@@ -47,6 +47,12 @@ async def play_as_bot(ws_url: str, token: str, first: dict[str, Any], pace: floa
             kind = data.get("type")
             if kind in ("match_result", "queue_left"):
                 return
+            if kind == "round_result" and data.get("intermission_until") is not None:
+                # Bots never keep a table waiting between two rounds.
+                await ws.send_json(
+                    {"action": "continue", "table_id": data["table_id"], "round": data["round"]}
+                )
+                continue
             if kind == "error":
                 if not data.get("view"):
                     log.warning("bot refused: %s", data)

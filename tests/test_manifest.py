@@ -84,11 +84,21 @@ def test_every_client_message_is_parsed_by_one_service() -> None:
     assert len(set(actions)) == len(actions)
 
 
+SHARED_CODE = {"deal": ("services/common/dealing.py",)}
+"""Code of a service kept in ``services/common`` for another to run too: dealing, which the
+turn service also does when an intermission ends (its events still leave as the deal
+service's)."""
+
+
 def _calls(service: str) -> list[str]:
     """The name of everything a service's code calls."""
+    paths = [
+        *sorted((ROOT / "services" / service).glob("*.py")),
+        *(ROOT / shared for shared in SHARED_CODE.get(service, ())),
+    ]
     return [
         getattr(node.func, "id", getattr(node.func, "attr", ""))
-        for path in sorted((ROOT / "services" / service).glob("*.py"))
+        for path in paths
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Call)
     ]

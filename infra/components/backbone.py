@@ -67,6 +67,7 @@ class Backbone:
                     ),
                     "CANASTA_SCHEDULE_GROUP": messaging.schedule_group_name,
                     "CANASTA_TURN_SECONDS": str(config.turn_seconds),
+                    "CANASTA_INTERMISSION_SECONDS": str(config.intermission_seconds),
                 }
             )
         if spec.verifies_tokens:

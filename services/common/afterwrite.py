@@ -2,7 +2,8 @@
 
 A move, an auto-played or bot turn, a deal, a scored round and the repair of
 a move whose answer was lost all end the same way: the turn's timer if a turn
-began, every connected seat's own view, and the seats found gone freed. One
+began (or the intermission's, if one began: the timer that deals the next round),
+every connected seat's own view, and the seats found gone freed. One
 step, so that the three can never again follow a write with different
 conditions; the pushes themselves write nothing (``ViewPusher``).
 """
@@ -49,16 +50,14 @@ class AfterWrite:
         moves of the same turn keep it. ``gone``: seats found gone on the way."""
         if state is None and table.state is not None:
             state = loads(table.state)
+        deadline = table.turn_deadline if running(table, state) else table.intermission_until
         if (
             self._timers is not None
-            and table.turn_deadline is not None
-            and running(table, state)
-            and (
-                repair
-                or timer_due(TurnClock(table.turn_started, table.turn_deadline), table.version)
-            )
+            and deadline is not None
+            and table.status == "playing"
+            and (repair or timer_due(TurnClock(table.turn_started, deadline), table.version))
         ):
-            self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
+            self._timers.schedule(table.table_id, table.turn_started, deadline)
         pushed = self._views.push_views(table, last_action, state, reply, moves)
         self.free(table, [*gone, *pushed])
 

@@ -104,7 +104,12 @@ def score_sk(round_number: int) -> str:
 
 
 def log_sk(round_number: int, version: int) -> str:
-    return f"LOG#{round_number:04d}#{version:06d}"
+    return f"{log_prefix(round_number)}{version:06d}"
+
+
+def log_prefix(round_number: int) -> str:
+    """The sort keys of one round's log entries begin with it, in the order played."""
+    return f"LOG#{round_number:04d}#"
 
 
 def create_table_request(spec: TableSpec, name: str | None = None) -> dict[str, Any]:

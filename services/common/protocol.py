@@ -481,6 +481,8 @@ class MatchResultMessage(ServerMessageBase):
     """Account points each seat gains or loses (MATCH-3, MATCH-4)."""
     practice: bool = False
     """A practice match (a bot played from the start): every reward is 0 (MATCH-3)."""
+    rounds: list[dict[Team, int]] = Field(default_factory=list)
+    """Each round's score of each team, in the order played: the match's score sheet."""
 
 
 class QueuedMessage(ServerMessageBase):

@@ -113,10 +113,34 @@ class TableRecord(Frozen):
     turn_started: int = 0
     """The version at which the current turn began: the key of its timer."""
     turn_deadline: float | None = None
+    intermission_until: float | None = None
+    """Between two rounds of a match: when the next is dealt at the latest (sooner once
+    every connected player has continued, ``intermission_over``); None while a round runs
+    and after the match."""
+    continued: frozenset[int] = frozenset()
+    """The seats whose player sent ``continue`` during the intermission."""
     updated_at: float = 0.0
 
     def seat_of(self, player_id: str) -> int | None:
         return next((s for s, p in self.seats.items() if p.player_id == player_id), None)
+
+    def awaited(self) -> list[int]:
+        """The seats the intermission still waits for: a connected person who has not
+        continued. A bot's seat and a disconnected seat are never waited for (TABLE-2)."""
+        return [
+            seat
+            for seat, player in sorted(self.seats.items())
+            if not player.bot
+            and self.connections.get(seat) is not None
+            and seat not in self.continued
+        ]
+
+    def intermission_over(self, now: float) -> bool:
+        """Whether the next round may be dealt: no intermission, its time is up, or nobody
+        is left to wait for."""
+        return (
+            self.intermission_until is None or now >= self.intermission_until or not self.awaited()
+        )
 
     def evolve(self, **changes: object) -> TableRecord:
         return replace(self, **changes)
@@ -142,6 +166,10 @@ class TableRecord(Frozen):
             item["state"] = self.state
         if self.turn_deadline is not None:
             item["turn_deadline"] = self.turn_deadline
+        if self.intermission_until is not None:
+            item["intermission_until"] = self.intermission_until
+        if self.continued:
+            item["continued"] = _json(sorted(self.continued))
         return item
 
     def to_item(self) -> Item:
@@ -166,6 +194,7 @@ class TableRecord(Frozen):
             for seat, player in json.loads(_str(item["seats"])).items()
         }
         deadline = item.get("turn_deadline")
+        until = item.get("intermission_until")
         state = item.get("state")
         return cls(
             table_id=_str(item["table_id"]),
@@ -185,6 +214,10 @@ class TableRecord(Frozen):
             },
             turn_started=_int(item["turn_started"]),
             turn_deadline=_float(deadline) if deadline is not None else None,
+            intermission_until=_float(until) if until is not None else None,
+            continued=frozenset(json.loads(_str(item["continued"])))
+            if "continued" in item
+            else frozenset(),
             updated_at=_float(item["updated_at"]),
         )
 
@@ -236,6 +269,9 @@ class LogEntry(Frozen):
     outbox: tuple[Outbound, ...] = ()
     repaired: bool = False
     """What follows the write was run again once, for a client that re-sent the move."""
+    public: dict[str, Any] | None = None
+    """The move as every seat may learn it (``tableviews.public_move``) with the table
+    version its write made: what a ``sync`` restores to the client's move log."""
 
     def to_item(self, table_id: str) -> Item:
         return {
@@ -244,6 +280,7 @@ class LogEntry(Frozen):
             "action": _json(self.action),
             "auto": self.auto,
             "at": self.at,
+            **({"public": _json(self.public)} if self.public is not None else {}),
             **outbox(self.outbox),
         }
 
@@ -259,6 +296,7 @@ class LogEntry(Frozen):
             at=_float(item["at"]),
             outbox=tuple(outbox_events(item)),
             repaired=item.get("repaired") is True,
+            public=json.loads(_str(item["public"])) if "public" in item else None,
         )
 
 

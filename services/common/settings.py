@@ -126,6 +126,9 @@ class Settings(BaseModel):
 
     turn_seconds: int = Field(default=60, ge=5, le=3600)
     """TABLE-2: how long a connected player has for a turn before auto-play."""
+    intermission_seconds: int = Field(default=20, ge=0, le=600)
+    """Between two rounds of a match: how long the round's result stays on the table before
+    the next round is dealt, unless every connected player continues sooner."""
     timer_queue_url: str | None = None
     """Where turn timers are sent, delayed to their deadline (services/common/adapters.py)."""
     timer_queue_arn: str | None = None

@@ -8,6 +8,7 @@ docs/data-model.md. The items themselves are ``records``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from services.common import constants
 from services.common.ledger import Ledger, Posting
@@ -57,15 +58,14 @@ class GameStore:
 
     # --- reads ------------------------------------------------------------------
 
+    @property
+    def moves(self) -> MoveLog:
+        """The tables' logs: one entry per applied move, in the order played."""
+        return MoveLog(self._storage)
+
     def get_table(self, table_id: str) -> TableRecord | None:
         item = self._storage.get("games", table_key(table_id))
         return TableRecord.from_item(item) if item else None
-
-    def log_entry(self, table_id: str, round_number: int, version: int) -> LogEntry | None:
-        item = self._storage.get(
-            "games", table_key(table_id, constants.log_sk(round_number, version))
-        )
-        return LogEntry.from_item(item) if item else None
 
     def score(self, table_id: str, round_number: int) -> ScoreRecord | None:
         item = self._storage.get("games", table_key(table_id, constants.score_sk(round_number)))
@@ -120,7 +120,12 @@ class GameStore:
     ) -> Update:
         """The versioned update of the ``TABLE`` item (``also``: further conditions);
         ``drop`` names attributes to remove."""
-        removes = [*drop, *(() if new.turn_deadline is not None else ("turn_deadline",))]
+        removes = [
+            *drop,
+            *(() if new.turn_deadline is not None else ("turn_deadline",)),
+            *(() if new.intermission_until is not None else ("intermission_until",)),
+            *(() if new.continued else ("continued",)),
+        ]
         return Update(
             "games",
             old.key,
@@ -195,6 +200,10 @@ class GameStore:
             ]
         )
 
+    def mark_continued(self, old: TableRecord, new: TableRecord) -> Outcome:
+        """A seat's ``continue`` between two rounds, at the version read."""
+        return self._storage.commit([self._table_update(old, new)])
+
     def close_table(
         self,
         old: TableRecord,
@@ -240,6 +249,29 @@ class GameStore:
             )
         )
         return isinstance(outcome, Committed)
+
+
+class MoveLog:
+    """The log entries of the tables' rounds: read by a repair and a ``sync``, marked once
+    by a repair (the writes that append them are the moves', ``GameStore.commit_actions``)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def entry(self, table_id: str, round_number: int, version: int) -> LogEntry | None:
+        item = self._storage.get(
+            "games", table_key(table_id, constants.log_sk(round_number, version))
+        )
+        return LogEntry.from_item(item) if item else None
+
+    def of_round(self, table_id: str, round_number: int, last: int) -> list[dict[str, Any]]:
+        """The round's public moves, oldest first, the ``last`` ones at most (``LogEntry.public``,
+        with the version each write made)."""
+        items = self._storage.query(
+            "games", constants.table_pk(table_id), prefix=constants.log_prefix(round_number)
+        )
+        moves = [entry.public for entry in map(LogEntry.from_item, items) if entry.public]
+        return moves[-last:]
 
     def claim_repair(self, table_id: str, round_number: int, version: int) -> bool:
         """Mark a logged move repaired once: False if a replay of it repaired it before.

@@ -13,11 +13,14 @@ from functools import partial
 from typing import Any
 
 from services.common.adapters import Pusher
-from services.common.events import is_friends_table, is_practice
+from services.common.events import RoundScored, is_friends_table, is_practice
 from services.common.protocol import (
     ErrorMessage,
+    Intermission,
     LastAction,
+    LoggedMove,
     MatchInfo,
+    RoundResultMessage,
     SeatInfo,
     TableView,
     ViewMessage,
@@ -36,9 +39,11 @@ def view_message(
     cid: str | None = None,
     *,
     moves: Sequence[dict[str, Any]] = (),
+    log: Sequence[dict[str, Any]] | None = None,
 ) -> ViewMessage:
     """``cid``: the correlation id of the seat's own message this view answers, if any;
-    ``moves``: the public moves of the write (``public_move``)."""
+    ``moves``: the public moves of the write (``public_move``); ``log``: the round's moves
+    so far, for a ``sync`` answer (``GameStore.round_log``)."""
     return ViewMessage(
         cid=cid,
         table_id=table.table_id,
@@ -62,6 +67,32 @@ def view_message(
         view=TableView.model_validate(player_view(state, seat).model_dump()),
         last_action=LastAction.model_validate(last_action) if last_action else None,
         moves=[LastAction.model_validate(move) for move in moves],
+        intermission=(
+            Intermission(
+                until=table.intermission_until,
+                continued=sorted(table.continued),
+                awaited=table.awaited(),
+            )
+            if table.intermission_until is not None
+            else None
+        ),
+        log=[LoggedMove.model_validate(move) for move in log] if log is not None else None,
+    )
+
+
+def round_result(
+    table: TableRecord, state: RoundState, scored: RoundScored, cid: str | None = None
+) -> RoundResultMessage:
+    """A scored round as every seat learns it: the score, who went out, every seat's tiles
+    left in hand, and until when the table waits before the next round (if one follows)."""
+    return RoundResultMessage.model_validate(
+        {
+            **scored.model_dump(mode="json"),
+            "went_out": state.went_out,
+            "hands": {str(s): [NAMES[t] for t in state.hands[s - 1]] for s in SEATS},
+            "intermission_until": table.intermission_until,
+            "cid": cid,
+        }
     )
 
 

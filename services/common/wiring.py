@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, TurnTimers
+from services.common.adapters import (
+    ApiGatewayPusher,
+    DeadlineTurnTimers,
+    DerivedEntropy,
+    Entropy,
+    SecureEntropy,
+    TurnTimers,
+)
 from services.common.dynamo_storage import DynamoStorage
 from services.common.frozen import Frozen
 from services.common.presence import PresenceStore
@@ -46,3 +53,11 @@ def adapters(settings: Settings, clients: Clients) -> Adapters:
         views=ViewPusher(ApiGatewayPusher(clients.connections)),
         timers=timers,
     )
+
+
+def entropy(settings: Settings) -> Entropy:
+    """DEAL-4: the operating system's secure source, unless a rehearsal environment sets
+    the secret its seeds are derived from."""
+    if settings.seed_secret is not None:
+        return DerivedEntropy(settings.seed_secret.get_secret_value().encode())
+    return SecureEntropy()

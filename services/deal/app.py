@@ -1,26 +1,19 @@
-"""Dealing rounds: on ``TableFormed`` the first, on ``RoundScored`` the next.
-
-A round is created once: the round item is written create-only in the same
-transaction that puts the dealt state on the table, conditional on the table
-being at the previous round. A duplicate or late event therefore deals nothing.
-"""
+"""Dealing rounds: on ``TableFormed`` the first, on ``RoundScored`` the next unless its
+players are given an intermission (``services.common.dealing``)."""
 
 from __future__ import annotations
 
 from services.common.adapters import Clock, Entropy, TurnTimers
 from services.common.afterwrite import AfterWrite
-from services.common.events import RoundScored, RoundStarted, TableFormed
+from services.common.dealing import Dealer
+from services.common.events import RoundScored, TableFormed
 from services.common.ledger import Ledger
 from services.common.presence import PresenceStore
-from services.common.records import Outbound, RoundRecord, TableRecord
+from services.common.records import TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import AlreadyDone, Committed, Outcome, VersionConflict
-from shared_engine import dealer_of_round, dumps, loads, start_round
-from shared_engine.turn_clock import first_turn
-
-RETRIES = 3
+from services.common.unit_of_work import Committed
 
 
 class DealService:
@@ -37,14 +30,18 @@ class DealService:
         ledger: Ledger,
         turn_seconds: int,
     ) -> None:
-        self._ledger = ledger
         self._store = store
         self._presence = presence
-        self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
-        self._entropy = entropy
-        self._telemetry = telemetry
-        self._turn_seconds = turn_seconds
+        self._dealer = Dealer(
+            store=store,
+            after_write=AfterWrite(store, views, timers),
+            clock=clock,
+            entropy=entropy,
+            telemetry=telemetry,
+            ledger=ledger,
+            turn_seconds=turn_seconds,
+        )
 
     def table_formed(self, event: TableFormed) -> None:
         """Make sure the table exists, point its seats at the players' connections, deal round 1.
@@ -85,78 +82,11 @@ class DealService:
         self.deal(event.table_id, 1)
 
     def round_scored(self, event: RoundScored) -> None:
+        """The next round, unless the table waits for its players between the two: then the
+        turn service deals it, on the last ``continue`` or when the intermission's timer
+        fires. A table with nobody to wait for (bots and absent seats only) goes on now."""
         if event.next != "end":
             self.deal(event.table_id, event.round + 1)
 
     def deal(self, table_id: str, round_number: int) -> None:
-        """Deal ``round_number`` if the table is ready for it; otherwise do nothing.
-
-        A lost race re-reads the table: if another delivery dealt the round,
-        the table has moved on and this one stops; a concurrent presence write
-        just means trying again.
-        """
-        self._telemetry.annotate(table_id=table_id, round=round_number)
-        for _ in range(RETRIES):
-            table = self._store.get_table(table_id)
-            if table is None or table.status != "playing" or table.round != round_number - 1:
-                self._telemetry.info("deal skipped", reason="not due")
-                return
-            if table.state is not None and not loads(table.state).round_over:
-                self._telemetry.warning("deal skipped", reason="previous round still running")
-                return
-            new, outcome = self._deal(table, round_number)
-            if isinstance(outcome, AlreadyDone):
-                self._telemetry.info("deal skipped", reason="already dealt")
-                return
-            if isinstance(outcome, VersionConflict):
-                continue
-            if not isinstance(outcome, Committed):
-                raise RuntimeError(f"round {round_number} was not dealt: {outcome}")
-            self._telemetry.count("rounds_dealt")
-            self._after_write(new)
-            return
-        raise RuntimeError(f"round {round_number}: the table moved on during every attempt")
-
-    def _deal(self, table: TableRecord, round_number: int) -> tuple[TableRecord, Outcome]:
-        seed = self._entropy.new_seed(table.table_id, round_number)
-        dealer = dealer_of_round(round_number)
-        jokers = tuple(
-            0 if player.bot else self._ledger.balance(player.player_id).jokers
-            for _, player in sorted(table.seats.items())
-        )
-        state = start_round(
-            seed,
-            variant=table.variant,
-            dealer=dealer,
-            match_scores=table.totals,
-            account_jokers=jokers,
-        )
-        assert state.commitment is not None
-        now = self._clock.now()
-        version = table.version + 1
-        clock = first_turn(version, now, self._turn_seconds)
-        new = table.evolve(
-            state=dumps(state),
-            round=round_number,
-            version=version,
-            turn_started=clock.started,
-            turn_deadline=clock.deadline,
-            updated_at=now,
-        )
-        started = RoundStarted(
-            table_id=table.table_id,
-            round=round_number,
-            dealer=dealer,
-            commitment=state.commitment,
-            version=version,
-        )
-        dealt = RoundRecord(
-            table_id=table.table_id,
-            round=round_number,
-            seed=seed,
-            commitment=state.commitment,
-            dealer=dealer,
-            at=now,
-            outbox=(Outbound.of(started),),
-        )
-        return new, self._store.start_round(old=table, new=new, dealt=dealt)
+        self._dealer.deal(table_id, round_number)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from services.common.adapters import DerivedEntropy, SecureEntropy, SystemClock
+from services.common.adapters import SystemClock
 from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
-from services.common.wiring import adapters
+from services.common.wiring import adapters, entropy
 from services.deal.app import DealService
 
 
@@ -19,11 +19,7 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> DealSer
         views=wired.views,
         timers=wired.timers,
         clock=SystemClock(),
-        entropy=(
-            DerivedEntropy(settings.seed_secret.get_secret_value().encode())
-            if settings.seed_secret is not None
-            else SecureEntropy()
-        ),
+        entropy=entropy(settings),
         telemetry=telemetry,
         ledger=Ledger(wired.storage),
         turn_seconds=settings.turn_seconds,

@@ -9,7 +9,7 @@ cross the relay and the bus.
 
 from __future__ import annotations
 
-from services.common.adapters import Clock
+from services.common.adapters import Clock, TurnTimers
 from services.common.afterwrite import AfterWrite
 from services.common.events import (
     MatchEnded,
@@ -20,10 +20,10 @@ from services.common.events import (
     is_practice,
 )
 from services.common.presence import PresenceStore
-from services.common.protocol import MatchResultMessage, RoundResultMessage
+from services.common.protocol import MatchResultMessage
 from services.common.records import Outbound, ScoreRecord, TableRecord
 from services.common.store import GameStore
-from services.common.tableviews import ViewPusher
+from services.common.tableviews import ViewPusher, round_result
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Committed, LostRace, VersionConflict
 from shared_engine import account_rewards, decide_after_round, loads, score_round
@@ -50,13 +50,17 @@ class ScoreService:
         views: ViewPusher,
         clock: Clock,
         telemetry: Telemetry,
+        *,
+        timers: TurnTimers | None = None,
+        intermission_seconds: int = 0,
     ) -> None:
         self._store = store
         self._presence = presence
         self._views = views
-        self._after_write = AfterWrite(store, views, None)
+        self._after_write = AfterWrite(store, views, timers)
         self._clock = clock
         self._telemetry = telemetry
+        self._intermission_seconds = intermission_seconds
 
     def round_ended(self, event: RoundEnded) -> None:
         self._telemetry.annotate(table_id=event.table_id, round=event.round)
@@ -124,13 +128,27 @@ class ScoreService:
                 reason="every player left",
             )
             outbox.append(Outbound.of(aborted))
+        now = self._clock.now()
+        # A person at the table reads the result before the next round; bots and absent
+        # seats never wait (a table with nobody else goes on when the deal service deals).
+        goes_on = (
+            not decision.ended
+            and not decision.abandoned
+            and self._intermission_seconds > 0
+            and bool(table.awaited())
+        )
+        version = table.version + 1
         new = table.evolve(
             totals=totals,
             tie_break=decision.tie_break,
             status="finished" if decision.ended else "aborted" if decision.abandoned else "playing",
-            version=table.version + 1,
+            version=version,
             turn_deadline=None,
-            updated_at=self._clock.now(),
+            # The intermission's timer is keyed, as a turn's, by the version it began at.
+            turn_started=version if goes_on else table.turn_started,
+            intermission_until=now + self._intermission_seconds if goes_on else None,
+            continued=frozenset(),
+            updated_at=now,
         )
         record = ScoreRecord(
             table.table_id, table.round, scored.model_dump(mode="json"), tuple(outbox)
@@ -158,9 +176,11 @@ class ScoreService:
         ]
 
     def _announce(self, table: TableRecord, scored: RoundScored) -> None:
-        """Everyone's view, the round's result and, at the end, the match's result."""
+        """Everyone's view (with the intermission's timer, when another round follows), the
+        round's result and, at the end, the match's result."""
         self._after_write(table)
-        result = RoundResultMessage.model_validate(scored.model_dump(mode="json"))
+        assert table.state is not None
+        result = round_result(table, loads(table.state), scored)
         self._after_write.free(table, self._views.push_all(table, result.model_dump(mode="json")))
         if table.status != "finished":
             return
@@ -175,6 +195,13 @@ class ScoreService:
             rounds_played=table.round,
             rewards={str(seat): 0 if practice else amount for seat, amount in rewards.items()},  # type: ignore[misc]
             practice=practice,
+            rounds=[
+                {
+                    "A": record.result["scores"]["A"]["total"],
+                    "B": record.result["scores"]["B"]["total"],
+                }
+                for record in self._store.scores(table.table_id)
+            ],
         )
         self._after_write.free(
             table, self._views.push_all(table, match_result.model_dump(mode="json"))

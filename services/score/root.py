@@ -18,4 +18,6 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> ScoreSe
         views=wired.views,
         clock=SystemClock(),
         telemetry=telemetry,
+        timers=wired.timers,
+        intermission_seconds=settings.intermission_seconds,
     )

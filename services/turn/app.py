@@ -14,13 +14,16 @@ from dataclasses import dataclass
 
 from pydantic import ConfigDict, TypeAdapter
 
-from services.common.adapters import Clock, TurnTimers
+from services.common.adapters import Clock, Entropy, TurnTimers
 from services.common.afterwrite import AfterWrite, running
-from services.common.events import PlayerConnected, PlayerDisconnected, RoundStarted
+from services.common.dealing import Dealer
+from services.common.events import PlayerConnected, PlayerDisconnected, RoundScored, RoundStarted
 from services.common.flood import FloodControl, over_rate
 from services.common.ledger import Ledger, Posting, joker_debit
 from services.common.presence import PresenceStore
 from services.common.protocol import (
+    LOG_SHOWN,
+    ContinueMatch,
     Hello,
     Ping,
     Play,
@@ -34,18 +37,19 @@ from services.common.protocol import (
 from services.common.records import TableRecord
 from services.common.routing import Refusal, guarded, read_message
 from services.common.store import GameStore
-from services.common.tableviews import ViewPusher, view_message
+from services.common.tableviews import ViewPusher, round_result, view_message
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Short, VersionConflict
 from services.turn.answers import Answers
 from services.turn.autoplay import AutoPlay
 from services.turn.followthrough import FollowThrough
+from services.turn.intermission import Intermissions, waiting
 from services.turn.writes import Applied, MoveWriter
 from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, loads
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.state import with_account_jokers
 
-CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | Hello | Ping] = TypeAdapter(
+CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | ContinueMatch | Hello | Ping] = TypeAdapter(
     # Built by the first message: the events and timers paths never read one.
     TurnMessage,
     config=ConfigDict(defer_build=True),
@@ -68,6 +72,7 @@ class TurnService:
         views: ViewPusher,
         timers: TurnTimers | None,
         clock: Clock,
+        entropy: Entropy,
         telemetry: Telemetry,
         ledger: Ledger,
         turn_seconds: int,
@@ -88,6 +93,24 @@ class TurnService:
         self._autoplay = AutoPlay(self._writer, views, telemetry)
         self._after_write = AfterWrite(store, views, timers)
         self._after = FollowThrough(store, self._after_write, self._autoplay, telemetry)
+        dealer = Dealer(
+            store=store,
+            after_write=self._after_write,
+            clock=clock,
+            entropy=entropy,
+            telemetry=telemetry,
+            ledger=ledger,
+            turn_seconds=turn_seconds,
+        )
+        self._intermissions = Intermissions(
+            store=store,
+            dealer=dealer,
+            after_write=self._after_write,
+            views=views,
+            timers=timers,
+            clock=clock,
+            telemetry=telemetry,
+        )
 
     # --- client messages ----------------------------------------------------------
 
@@ -114,6 +137,8 @@ class TurnService:
                 self.sync(incoming.player_id, connection_id, message.cid)
             elif isinstance(message, Say):
                 self.say(incoming.player_id, connection_id, message)
+            elif isinstance(message, ContinueMatch):
+                self.continue_match(incoming.player_id, connection_id, message)
             elif isinstance(message, Hello):
                 welcome = WelcomeMessage(
                     player_id=incoming.player_id, name=incoming.name, cid=message.cid
@@ -141,6 +166,26 @@ class TurnService:
         own = said.model_copy(update={"cid": message.cid}).model_dump(mode="json")
         gone = self._views.push_all(table, said.model_dump(mode="json"), reply=(seat, own))
         self._after_write.free(table, gone)
+
+    def continue_match(self, player_id: str, connection_id: str, message: ContinueMatch) -> None:
+        """The player has read the round's result (``Intermissions.continue_match``)."""
+        self._telemetry.annotate(table_id=message.table_id)
+        table = self._store.get_table(message.table_id)
+        seat = table.seat_of(player_id) if table else None
+        if table is None or seat is None:
+            self._answers.refuse(
+                connection_id, "not_seated", "you have no seat at this table", cid=message.cid
+            )
+            return
+        if not self._current(table.connections.get(seat), player_id, connection_id):
+            self._answers.elsewhere(connection_id, message.cid)
+            return
+        if table.state is None:
+            self._answers.refuse(
+                connection_id, "wrong_phase", "no round is being played", table, message.cid
+            )
+            return
+        self._intermissions.continue_match(table, seat, connection_id, message)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
         """Apply one move for the player's own seat, or answer that connection with why not.
@@ -247,8 +292,14 @@ class TurnService:
         if table.connections.get(seat) != connection_id:
             self._store.set_connection(table.table_id, seat, connection_id)
             table = table.evolve(connections={**table.connections, seat: connection_id})
-        message = view_message(table, state, seat, cid=cid).model_dump(mode="json")
+        log = self._store.moves.of_round(table.table_id, table.round, LOG_SHOWN)
+        message = view_message(table, state, seat, cid=cid, log=log).model_dump(mode="json")
         self._views.send(connection_id, message)
+        scored = self._store.score(table.table_id, table.round) if waiting(table) else None
+        if scored is not None:
+            # A reload between two rounds shows the round's result again.
+            result = round_result(table, state, RoundScored.model_validate(scored.result), cid)
+            self._views.send(connection_id, result.model_dump(mode="json"))
 
     # --- events and timers ----------------------------------------------------------
 
@@ -257,6 +308,9 @@ class TurnService:
         self._telemetry.annotate(table_id=table_id)
         table = self._store.get_table(table_id)
         due = table is not None and table.turn_started == turn_started
+        if table is not None and due and waiting(table):
+            self._intermissions.expire(table)
+            return
         state = _state_of(table) if due else None
         if table is None or state is None or not running(table, state):
             self._telemetry.count("timers_stale")
@@ -283,6 +337,8 @@ class TurnService:
         """A seat's presence changed or a round started: auto-play if needed, show everyone."""
         table = self._store.get_table(table_id)
         if table is None or table.state is None:
+            return
+        if waiting(table) and self._intermissions.go_on(table):
             return
         self._after(Applied(table, {}, loads(table.state)))
 

@@ -73,7 +73,7 @@ class FollowThrough:
             table, state, seat, move
         ):
             return
-        if not self._store.claim_repair(table.table_id, table.round, state.ply):
+        if not self._store.moves.claim_repair(table.table_id, table.round, state.ply):
             return
         self._telemetry.count("answers_repaired")
         applied = self._autoplay.advance_absent(Applied(table, {}, state))
@@ -88,7 +88,7 @@ class FollowThrough:
     def _lost_answer(
         self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
     ) -> bool:
-        logged = self._store.log_entry(table.table_id, table.round, state.ply)
+        logged = self._store.moves.entry(table.table_id, table.round, state.ply)
         return (
             logged is not None
             and not logged.repaired

@@ -8,7 +8,7 @@ from services.common.ledger import Ledger
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.telemetry import Telemetry
-from services.common.wiring import adapters
+from services.common.wiring import adapters, entropy
 from services.turn.app import TurnService
 
 
@@ -20,6 +20,7 @@ def build(settings: Settings, clients: Clients, telemetry: Telemetry) -> TurnSer
         views=wired.views,
         timers=wired.timers,
         clock=SystemClock(),
+        entropy=entropy(settings),
         telemetry=telemetry,
         ledger=Ledger(wired.storage),
         turn_seconds=settings.turn_seconds,

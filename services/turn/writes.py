@@ -80,11 +80,19 @@ class MoveWriter:
         now = self._clock.now()
         after = moves[-1][2]
         version = table.version + 1
+        states = [before, *(state for _, _, state in moves)]
+        public = [
+            public_move(seat, action, states[i], state, auto)
+            for i, (seat, action, state) in enumerate(moves)
+        ]
         entries: list[LogEntry] = []
-        for seat, action, state in moves:
+        for (seat, action, state), shown in zip(moves, public, strict=True):
             wire = action_to_wire(action)
             events = _events(table, version, seat, wire, state, auto=auto)
-            entries.append(LogEntry(table.round, state.ply, seat, wire, auto, now, events))
+            logged = {**shown, "version": version}
+            entries.append(
+                LogEntry(table.round, state.ply, seat, wire, auto, now, events, public=logged)
+            )
         clock = after_moves(
             TurnClock(table.turn_started, table.turn_deadline),
             before,
@@ -106,11 +114,6 @@ class MoveWriter:
         self._telemetry.count("actions_applied", len(moves))
         if after.round_over:
             self._telemetry.count("rounds_ended")
-        states = [before, *(state for _, _, state in moves)]
-        public = [
-            public_move(seat, action, states[i], state, auto)
-            for i, (seat, action, state) in enumerate(moves)
-        ]
         return Applied(new, public[-1], after, moves=public)
 
 

@@ -24,7 +24,7 @@ from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
 LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "rematch", "balance"}
-ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "$default", *LOBBY_ROUTES}
+ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "continue", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
     "dynamodb:GetItem",
     "dynamodb:PutItem",
@@ -306,6 +306,7 @@ def test_functions_runtime_architecture_handler_and_environment(
         "CANASTA_SCHEDULE_DEAD_LETTER_ARN",
         "CANASTA_SCHEDULE_GROUP",
         "CANASTA_TURN_SECONDS",
+        "CANASTA_INTERMISSION_SECONDS",
     }
     assert (timers <= env.keys()) is spec.schedules_timers
     if spec.schedules_timers:
@@ -314,6 +315,7 @@ def test_functions_runtime_architecture_handler_and_environment(
             queue_id(template, stage, constants.SCHEDULE_DEAD_LETTER_QUEUE)
         }
         assert env["CANASTA_TURN_SECONDS"] == ("45" if stage == "prod" else "60")
+        assert env["CANASTA_INTERMISSION_SECONDS"] == "20"
     if spec.pushes:
         endpoint = json.dumps(env["CANASTA_WEBSOCKET_ENDPOINT"])
         assert '"https://"' in endpoint and f"/{stage}" in endpoint

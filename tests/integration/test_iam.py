@@ -193,7 +193,7 @@ def test_a_timer_needs_its_schedule_and_to_pass_the_scheduler_role_to_the_schedu
     elsewhere = replace(requested[1], context={"iam:PassedToService": "lambda.amazonaws.com"})
     other_group = replace(requested[0], resource=ARNS.schedule("default", "turn-t1-3"))
     assert turn.denied([elsewhere, other_group]) == [elsewhere, other_group]
-    assert role("score", FUNCTIONS["score"], ARNS).denied(requested) == requested
+    assert role("relay", FUNCTIONS["relay"], ARNS).denied(requested) == requested
 
 
 def test_tickets_are_started_and_answered_on_the_state_machine_only_by_matchmaking() -> None:
@@ -214,7 +214,7 @@ def test_a_timer_message_is_sent_only_to_the_timer_queue() -> None:
     assert call == Call("sqs:SendMessage", ARNS.timer_queue)
     other = replace(call, resource=call.resource.replace("turn-timers", "deal"))
     assert role("turn-ws", FUNCTIONS["turn-ws"], ARNS).denied([call, other]) == [other]
-    assert role("score", FUNCTIONS["score"], ARNS).denied([call]) == [call]
+    assert role("relay", FUNCTIONS["relay"], ARNS).denied([call]) == [call]
 
 
 def test_a_call_with_no_authorization_model_is_refused() -> None:

@@ -236,7 +236,9 @@ def short(hx: Harness, monkeypatch: pytest.MonkeyPatch) -> Harness:
     """``hx`` dealing a round the scripted clients finish in few moves."""
     from services.deal import handler as deal_handler
 
-    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+    monkeypatch.setattr(
+        deal_handler.service()._dealer, "_entropy", FixedEntropy(short_match_seed())
+    )
     return hx
 
 
@@ -804,7 +806,9 @@ def everyone(moto_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness
     from services.deal import handler as deal_handler
 
     with local_harness(moto_url, CANASTA_LEDGER_CLIENTS=json.dumps(CLIENTS)) as harness:
-        monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(short_match_seed()))
+        monkeypatch.setattr(
+            deal_handler.service()._dealer, "_entropy", FixedEntropy(short_match_seed())
+        )
         yield harness
         assert_books_balance(harness)
 
@@ -870,7 +874,7 @@ def joker_table(hx: Harness, monkeypatch: pytest.MonkeyPatch) -> Callable[..., d
     """Deal a table with a known shuffle (jokers in the stock) after booking the players' jokers."""
     from services.deal import handler as deal_handler
 
-    monkeypatch.setattr(deal_handler.service(), "_entropy", FixedEntropy(joker_seed()))
+    monkeypatch.setattr(deal_handler.service()._dealer, "_entropy", FixedEntropy(joker_seed()))
 
     def start(jokers: dict[str, int]) -> dict[int, str]:
         for player, count in jokers.items():

@@ -97,7 +97,7 @@ def test_a_repair_claim_that_collides_is_not_repaired_before_it_fails(
 ) -> None:
     storage.held.add("games")
     with pytest.raises(Contended):
-        store.claim_repair("t1", 1, 6)
+        store.moves.claim_repair("t1", 1, 6)
 
 
 def test_an_invite_code_try_that_collides_is_not_the_limit_it_fails(storage: Contending) -> None:

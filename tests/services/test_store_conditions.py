@@ -105,7 +105,7 @@ def test_a_move_at_an_old_version_conflicts_and_writes_nothing(store: GameStore)
     new = read.evolve(version=6, state="after")
     assert store.commit_actions(read, new, [entry(6)]) == VersionConflict()
     assert store.get_table("t1") == now
-    assert store.log_entry("t1", 1, 6) is None
+    assert store.moves.entry("t1", 1, 6) is None
 
 
 def test_a_deal_at_an_old_version_conflicts_and_deals_nothing(store: GameStore) -> None:
@@ -182,7 +182,7 @@ def test_a_logged_move_is_logged_once(store: GameStore, storage: MemoryStorage) 
     storage.put("games", entry(6, seat=3).to_item("t1"))
     assert store.commit_actions(read, read.evolve(version=6), [entry(6)]) == AlreadyDone()
     assert store.get_table("t1") == read
-    logged = store.log_entry("t1", 1, 6)
+    logged = store.moves.entry("t1", 1, 6)
     assert logged is not None and logged.seat == 3
 
 
@@ -220,12 +220,12 @@ def test_a_move_is_repaired_once_and_only_if_logged(
     store: GameStore, storage: MemoryStorage
 ) -> None:
     read = stored(store, table())
-    assert store.claim_repair("t1", 1, 6) is False, "no such move"
-    assert store.log_entry("t1", 1, 6) is None
+    assert store.moves.claim_repair("t1", 1, 6) is False, "no such move"
+    assert store.moves.entry("t1", 1, 6) is None
     assert isinstance(store.commit_actions(read, read.evolve(version=6), [entry(6)]), Committed)
-    assert store.claim_repair("t1", 1, 6) is True
-    assert store.claim_repair("t1", 1, 6) is False, "repaired before"
-    logged = store.log_entry("t1", 1, 6)
+    assert store.moves.claim_repair("t1", 1, 6) is True
+    assert store.moves.claim_repair("t1", 1, 6) is False, "repaired before"
+    logged = store.moves.entry("t1", 1, 6)
     assert logged is not None and logged.repaired
 
 

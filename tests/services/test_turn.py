@@ -829,3 +829,30 @@ def test_the_joker_button_at_a_practice_table_debits_the_player_s_own_joker_joke
     pressed = pusher.to("c2", "view")[-1]["view"]
     assert (pressed["account_jokers"], pressed["joker_button_used"]) == (spare - 1, True)
     assert "JK" in pressed["hand"]
+
+
+def test_sync_restores_the_round_s_move_log(
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+) -> None:
+    """A reload mid-round shows the log it showed before: every public move of the round,
+    in order, with the version its write made (as the views brought them)."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    table = store.get_table("t1")
+    assert table is not None
+    turn.play("p2", "c2", _play("t1", 3, _discard(loads(table.state or ""), 2)))
+    seen = [
+        {**move, "version": view["version"]}
+        for view in pusher.to("c3", "view")
+        for move in view["moves"]
+    ]
+    assert [move["type"] for move in seen] == ["discard", "draw", "discard"]
+    presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
+    pusher.clear()
+    turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
+    ((_, answer),) = pusher.sent
+    assert answer["log"] == seen and answer["moves"] == []
