@@ -653,7 +653,7 @@ def test_results(open_client: Callable[..., Any], server: Server) -> None:
     assert page.inner_text('[data-testid="total-A"]') == "3,200"
     assert page.inner_text('[data-testid="round-next"]') == "The match is over."
     # The round's end shows who went out and every seat's tiles left in hand.
-    assert page.inner_text('[data-testid="went-out"]') == "Cy went out."
+    assert page.inner_text('[data-testid="round-went-out"]') == "Cy went out."
     left = {
         seat: page.eval_on_selector_all(
             f'[data-testid="revealed-{seat}"] .tile', "els => els.map(e => e.dataset.tile)"
