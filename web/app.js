@@ -20,10 +20,10 @@ import {
   tokenExpired,
 } from "./session.js";
 import * as S from "./state.js";
-import { renderDialog } from "./ui/dialogs.js";
+import { renderCountdown, renderDialog } from "./ui/dialogs.js";
 import { $, flash, h, show, tileEl } from "./ui/dom.js";
 import { renderBalance, renderConnection, renderHeader, renderLobby, renderQueueClock, renderSignin } from "./ui/lobby.js";
-import { renderActions, renderHandArea, renderMelds, renderTable, renderTimer, teamOf } from "./ui/table.js";
+import { renderActions, renderHandArea, renderMelds, renderPresented, renderTable, renderTimer, teamOf } from "./ui/table.js";
 
 const DISMISSED_KEY = "canasta.dismissed";
 const BUSY_TIMEOUT = 10000;
@@ -35,6 +35,16 @@ let signinError = null; // translation key of the sign-in form's message
 let busyTimer = null;
 let errorTimer = null;
 let noticeTimer = null;
+
+const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+const shows = new S.MoveQueue({
+  motion: () => !reducedMotion.matches,
+  onShow: (item) => {
+    state.presented = item;
+    state.upcoming = new Set(shows.waiting.map((w) => w.key));
+    if (state.view) renderPresented(state);
+  },
+});
 
 const conn = new Connection({
   address: () => (session.token && wsUrl ? wsAddress(wsUrl, session.token, location.href) : null),
@@ -86,13 +96,18 @@ function run(effects) {
     else if (effect.kind === "dialog") openDialog();
     else if (effect.kind === "yourTurn") yourTurnNotice();
     else if (effect.kind === "said") setTimeout(render, S.SAID_SHOWN_MS + 50);
+    else if (effect.kind === "newRound") shows.clear();
+    else if (effect.kind === "closeDialog") closeDialog(effect.dialog);
   }
+  const moved = effects.filter((effect) => effect.kind === "moved");
+  // Another seat's moves wait their turn to be shown; the page below is already the newest.
+  for (const effect of moved) shows.push(S.othersMoves(state, effect));
   render();
   if (state.dialog) renderDialog(state);
-  for (const effect of effects) if (effect.kind === "moved") effect.moves.forEach(animateMove);
+  for (const effect of moved) effect.moves.filter((move) => Number(move.seat) === state.view.seat).forEach(animateMove);
 }
 
-/** A short highlight where a move landed (CSS only: it never holds up a tap). */
+/** A short highlight where the player's own move landed (CSS only: it never holds up a tap). */
 function animateMove(move) {
   if (move.type === "discard") flash($("pile-top"));
   for (const spec of move.melds || []) flash(document.querySelector(`[data-testid="meld-${teamOf(state, Number(move.seat))}-${spec.rank}"]`), "fresh");
@@ -260,8 +275,23 @@ function openDialog() {
   } else el.setAttribute("open", "");
 }
 
+/** The state closed a dialog (a round's result once the next round is dealt). */
+function closeDialog(kind) {
+  const el = $(kind === "round" ? "round-dialog" : "match-dialog");
+  if (el.open) el.close();
+  else run(S.nextDialog(state));
+}
+
+/** Says the open round result was read, once (the next round is dealt once all have). */
+function sendContinue() {
+  const message = S.continueMessage(state);
+  if (message && send(message)) S.continueSent(state, message);
+}
+
 function onDialogClose(event) {
   const choice = event.currentTarget.returnValue;
+  // Closing a round's result early says it was read, as its Continue button does.
+  sendContinue();
   const again = state.view && choice === "again" ? S.playAgainMessage(state, state.view.match) : null;
   if (S.dialogClosed(state, choice)) backToLobby();
   if (again) start(again);
@@ -324,6 +354,7 @@ function tick() {
   const now = Date.now() / 1000;
   renderTimer(state, now);
   renderQueueClock(state, now);
+  renderCountdown(state, now);
   if (S.queueOverdue(state, now)) {
     // The server's word on the ended countdown went missing: ask to leave, so both
     // sides agree, and offer to wait on.
@@ -419,6 +450,10 @@ function bind() {
   });
   $("match-over-back").addEventListener("click", backToLobby);
   $("round-dialog").addEventListener("close", onDialogClose);
+  $("round-continue").addEventListener("click", () => {
+    sendContinue();
+    renderDialog(state);
+  });
   $("match-dialog").addEventListener("close", onDialogClose);
 
   document.addEventListener("visibilitychange", () => {

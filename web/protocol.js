@@ -4,6 +4,9 @@
 
 export const BACKOFF_START = 500;
 export const BACKOFF_MAX = 8000;
+/** Silence after which a `ping` goes out: well under the server's idle close
+ * (`welcome.idle_seconds`, 600 s by default), so an idle lobby host keeps their lobby. */
+export const PING_AFTER = 240000;
 
 /** A server frame as an object with a `type`, or null for anything else. */
 export function parseMessage(data) {
@@ -44,6 +47,8 @@ export class Connection {
     this.backoff = BACKOFF_START;
     this.stopped = true;
     this.reconnectTimer = null;
+    this.pingTimer = null;
+    this.pingAfter = PING_AFTER;
   }
 
   /** What the page shows of the connection. */
@@ -88,18 +93,21 @@ export class Connection {
       this.backoff = BACKOFF_START;
       ws.send(JSON.stringify({ action: "sync" }));
       ws.send(JSON.stringify({ action: "balance" }));
+      this.keepAlive();
       this.onOpen();
       this.changed();
     });
     ws.addEventListener("message", (event) => {
       if (this.ws !== ws) return;
       const message = parseMessage(event.data);
+      if (message && message.type === "welcome" && message.idle_seconds > 0) this.idleSeconds(message.idle_seconds);
       if (message) this.onMessage(message);
     });
     ws.addEventListener("close", () => {
       if (this.ws !== ws) return;
       this.ws = null;
       this.open = false;
+      this.timers.clearTimeout(this.pingTimer);
       this.scheduleReconnect(opened);
     });
   }
@@ -129,6 +137,7 @@ export class Connection {
   disconnect() {
     this.stopped = true;
     this.timers.clearTimeout(this.reconnectTimer);
+    this.timers.clearTimeout(this.pingTimer);
     if (this.ws) {
       const ws = this.ws;
       this.ws = null;
@@ -142,6 +151,19 @@ export class Connection {
   send(message) {
     if (!this.ws || !this.open || this.ws.readyState !== this.WebSocketImpl.OPEN) return false;
     this.ws.send(JSON.stringify(message));
+    this.keepAlive();
     return true;
+  }
+
+  /** The server closes a connection that sends nothing for `seconds`: ping at under half that. */
+  idleSeconds(seconds) {
+    this.pingAfter = Math.min(PING_AFTER, seconds * 400);
+    if (this.open) this.keepAlive();
+  }
+
+  /** Restarts the silence count: a `ping` goes out once nothing was sent for `pingAfter`. */
+  keepAlive() {
+    this.timers.clearTimeout(this.pingTimer);
+    this.pingTimer = this.timers.setTimeout(() => this.send({ action: "ping" }), this.pingAfter);
   }
 }

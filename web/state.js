@@ -44,9 +44,13 @@ export function initialState() {
     dismissed: new Set(), // tables whose ended match the player left
     dialogs: [], // waiting {kind, msg}
     dialog: null, // the open one
+    continued: new Set(), // "table:round" of the round results this page said it had read
+    sheet: { table: null, rounds: {} }, // round -> {A, B}: the round scores this page saw, for the score sheet
     started: null, // the last queue or create_table message sent, for "play again"
     rematch: null, // a lobby offering this player their seat again at the same four's table
     said: {}, // seat -> {phrase, until}: quick messages shown by the seat for a while
+    presented: null, // {move, key, motion}: another seat's move being shown (MoveQueue)
+    upcoming: new Set(), // keys of the log's moves still waiting to be shown
   };
 }
 
@@ -89,7 +93,7 @@ export function receive(state, message) {
     case "error":
       return refused(state, message);
     case "round_result":
-      return queueDialog(state, "round", message);
+      return roundResult(state, message);
     case "match_result":
       return queueDialog(state, "match", message);
     case "queued":
@@ -243,8 +247,10 @@ export function adoptView(state, message) {
   const team = message.view.team;
   if (state.target !== null && !message.view.melds[team].some((m) => m.rank === state.target)) state.target = null;
   const advanced = !sameTable || message.version > previous.version;
-  if (!sameTable || previous.match.round !== message.match.round) state.log = [];
-  if (advanced) logMoves(state, message);
+  const newRound = !sameTable || previous.match.round !== message.match.round;
+  if (newRound) state.log = [];
+  if (Array.isArray(message.log)) state.log = message.log.slice(-LOG_KEPT).map((move) => ({ ...move }));
+  else if (advanced) logMoves(state, message);
   state.view = message;
   state.hand = newHand;
   state.queued = null;
@@ -255,10 +261,24 @@ export function adoptView(state, message) {
   // A newer version means the last move (ours or another seat's) went through: an
   // error shown for an earlier attempt no longer applies.
   if (sameTable && advanced) effects.push({ kind: "clearError" });
-  if (advanced && message.last_action) effects.push({ kind: "moved", moves: message.moves && message.moves.length ? message.moves : [message.last_action] });
+  if (newRound) effects.push({ kind: "newRound" }, ...roundDealt(state, message));
+  if (advanced && message.last_action && !Array.isArray(message.log)) {
+    effects.push({ kind: "moved", moves: message.moves && message.moves.length ? message.moves : [message.last_action], version: message.version });
+  }
   const mine = message.view.turn === message.seat && playing(state);
   if (mine && !wasMine) effects.push({ kind: "yourTurn" });
   return effects;
+}
+
+/** A log entry's key: its version, and its place among the moves of that version's write. */
+export function moveKey(version, n) {
+  return `${version}.${n}`;
+}
+
+/** The moves of another seat's, to show one after another as they happen (MoveQueue);
+ * this seat's own moves need no showing: the player just made them. */
+export function othersMoves(state, effect) {
+  return effect.moves.map((move, n) => ({ move, key: moveKey(effect.version, n) })).filter(({ move }) => Number(move.seat) !== state.view.seat);
 }
 
 /** Appends the moves a view brings (a bot's turn is several) to the round's log. */
@@ -274,6 +294,86 @@ function queueDialog(state, kind, msg) {
   state.dialogs.push({ kind, msg });
   if (!state.dialog) return nextDialog(state);
   return [];
+}
+
+/**
+ * A round's result, at every round. The server sends it again after the `sync` of a page
+ * that (re)connects during the intermission: the copy replaces the one shown or waiting,
+ * and one no longer shown opens again.
+ */
+function roundResult(state, msg) {
+  if (state.sheet.table !== msg.table_id) state.sheet = { table: msg.table_id, rounds: {} };
+  if (msg.scores) state.sheet.rounds[msg.round] = { A: msg.scores.A.total, B: msg.scores.B.total };
+  const same = (d) => d && d.kind === "round" && d.msg.table_id === msg.table_id && d.msg.round === msg.round;
+  if (same(state.dialog)) {
+    state.dialog.msg = msg;
+    return [{ kind: "dialog" }];
+  }
+  const waiting = state.dialogs.find(same);
+  if (waiting) {
+    waiting.msg = msg;
+    return [];
+  }
+  if (state.view && state.view.table_id === msg.table_id && state.view.match.round > msg.round) return [];
+  return queueDialog(state, "round", msg);
+}
+
+/** A new round was dealt: the results of the rounds before it are read, shown or not. */
+function roundDealt(state, message) {
+  const older = (d) => d.kind === "round" && (d.msg.table_id !== message.table_id || d.msg.round < message.match.round);
+  state.dialogs = state.dialogs.filter((d) => !older(d));
+  if (!state.dialog || !older(state.dialog)) return [];
+  state.dialog = null;
+  // The page closes it, and its closing opens the next waiting result (nextDialog).
+  return [{ kind: "closeDialog", dialog: "round" }];
+}
+
+/**
+ * The open round result while its table waits between rounds (RoundResult's
+ * `intermission_until`, the view's `intermission`): {until, awaited, sent}, else null.
+ * `awaited` lists the seats the next round still waits for, this one left out once it
+ * said it had read the result.
+ */
+export function intermission(state) {
+  const d = state.dialog;
+  if (!d || d.kind !== "round" || !state.view || state.view.table_id !== d.msg.table_id) return null;
+  if (state.view.match.round !== d.msg.round || d.msg.intermission_until == null) return null;
+  const pause = state.view.intermission || null;
+  const me = state.view.seat;
+  const sent = state.continued.has(`${d.msg.table_id}:${d.msg.round}`) || Boolean(pause && pause.continued.includes(me));
+  const awaited = (pause ? pause.awaited : []).filter((seat) => !(sent && seat === me));
+  return { until: pause ? pause.until : d.msg.intermission_until, awaited, sent };
+}
+
+/** The `continue` that says the open round result was read; null when there is nothing
+ * to say (no intermission, or said already: `continueSent`). */
+export function continueMessage(state) {
+  const pause = intermission(state);
+  if (!pause || pause.sent) return null;
+  const { table_id, round } = state.dialog.msg;
+  return { action: "continue", table_id, round };
+}
+
+export function continueSent(state, message) {
+  state.continued.add(`${message.table_id}:${message.round}`);
+}
+
+/**
+ * The match's round-by-round team scores: the server's list (`match_result.rounds`), else
+ * the round results this page saw, in round order.
+ */
+export function scoreSheet(state, match) {
+  if (Array.isArray(match.rounds) && match.rounds.length) return match.rounds.map((r, i) => ({ round: i + 1, A: r.A, B: r.B }));
+  if (state.sheet.table !== match.table_id) return [];
+  return Object.entries(state.sheet.rounds)
+    .map(([round, r]) => ({ round: Number(round), ...r }))
+    .sort((a, b) => a.round - b.round);
+}
+
+/** Whether the ended match was practice (MATCH-3): its result says so, else the table did. */
+export function practiceMatch(state, match) {
+  if (typeof match.practice === "boolean") return match.practice;
+  return Boolean(state.view && state.view.match.practice);
 }
 
 /** The next waiting result, if any, becomes the open dialog. */
@@ -335,8 +435,9 @@ export function waitOnMessage(state) {
 
 // --- the table ----------------------------------------------------------------------
 
+/** The round runs and this tab holds the seat (not one whose seat went to another tab). */
 export function playing(state) {
-  return Boolean(state.view) && state.view.match.status === "playing" && state.view.view.phase !== "round_over";
+  return Boolean(state.view) && !state.elsewhere && state.view.match.status === "playing" && state.view.view.phase !== "round_over";
 }
 
 export function myTurn(state) {
@@ -374,8 +475,11 @@ export function moveOptions(state) {
     else if (v.account_jokers < 1) why.joker_button = "why.noSpareJoker";
     else if (!legalTypes(state).has("joker_button")) why.joker_button = "why.noJokerInStock";
     else on.joker_button = true;
+    why.meld = "why.drawFirst";
+    why.discard = "why.drawFirst";
   } else {
     on.meld = v.phase === "play";
+    if (!on.meld) why.meld = "why.firstDiscard";
     on.discard = true;
   }
   return { on, why };
@@ -457,6 +561,9 @@ export function buildSpecs(tiles, { isWild, pileRank = null, target = null, wild
     byRank.get(target).push(...wild);
   } else if (wild.length && !byRank.size) {
     if (wildsMeld === null || !wild.some((tile) => tileInfo(tile).rank === wildsMeld)) return { hint: "hint.wildsNeedRank" };
+    // A lone wild is no meld of its own and there is none of its kind to join: it can
+    // only go to one of the team's other melds, or with naturals.
+    if (pileRank === null && wild.length === 1 && melds.length && !melds.some((m) => m.rank === wildsMeld)) return { hint: "hint.wildsNeedRank" };
     byRank.set(wildsMeld, wild);
   } else if (wild.length) {
     spreadWilds(byRank, wild, isWild, pileRank, melds);
@@ -583,4 +690,53 @@ export function startMove(state, move, used = []) {
   state.used = new Set(used);
   state.busy = true;
   return { action: "play", table_id: state.view.table_id, version: state.view.version, move };
+}
+
+// --- other seats' moves, one after another ---------------------------------------------
+
+/** How long each of another seat's moves is shown; a little less while more wait. */
+export const PRESENT_MS = 1000;
+export const PRESENT_BUSY_MS = 800;
+/** Moves waiting beyond this are dropped, oldest first: a page that was away catches up. */
+export const PRESENT_KEPT = 12;
+
+/**
+ * Other seats' moves shown one at a time, for long enough to be seen (a bot's turn is
+ * several moves in one view). Only the showing waits: the state, and so the buttons,
+ * follow the newest view at once. `onShow(item)` is told each item in turn, then null;
+ * `motion()` false (prefers-reduced-motion) marks the items to be highlighted without
+ * moving.
+ */
+export class MoveQueue {
+  constructor({ onShow = () => {}, motion = () => true, timers = globalThis } = {}) {
+    Object.assign(this, { onShow, motion, timers });
+    this.waiting = [];
+    this.current = null;
+    this.timer = null;
+  }
+
+  push(items) {
+    const motion = this.motion();
+    this.waiting.push(...items.map((item) => ({ ...item, motion })));
+    if (this.waiting.length > PRESENT_KEPT) this.waiting.splice(0, this.waiting.length - PRESENT_KEPT);
+    if (!this.current) this.next();
+  }
+
+  next() {
+    this.current = this.waiting.shift() || null;
+    this.onShow(this.current);
+    if (!this.current) return;
+    const ms = this.waiting.length > 2 ? PRESENT_BUSY_MS : PRESENT_MS;
+    this.timer = this.timers.setTimeout(() => this.next(), ms);
+  }
+
+  /** A new round or table: what was left to show is over. */
+  clear() {
+    this.timers.clearTimeout(this.timer);
+    this.waiting = [];
+    if (this.current) {
+      this.current = null;
+      this.onShow(null);
+    }
+  }
 }

@@ -653,7 +653,7 @@ def test_results(open_client: Callable[..., Any], server: Server) -> None:
     assert page.inner_text('[data-testid="total-A"]') == "3,200"
     assert page.inner_text('[data-testid="round-next"]') == "The match is over."
     # The round's end shows who went out and every seat's tiles left in hand.
-    assert page.inner_text('[data-testid="went-out"]') == "Cy went out."
+    assert page.inner_text('[data-testid="round-went-out"]') == "Cy went out."
     left = {
         seat: page.eval_on_selector_all(
             f'[data-testid="revealed-{seat}"] .tile', "els => els.map(e => e.dataset.tile)"
@@ -1064,3 +1064,248 @@ def test_how_to_play_from_the_table(
     assert len(rows) == 5 and rows[-1].endswith("150")
     page.click('[data-testid="howto-close"]')
     assert page.is_hidden('[data-testid="howto"]')
+
+
+SCORE_A = {"melded": 455, "canastas": 300, "bonus_threes": 100, "going_out": 100, "hands": 0}
+SCORE_B = {"melded": 120, "canastas": 0, "bonus_threes": -200, "going_out": 0, "hands": -85}
+LEFT = {"1": [], "2": ["JK", "5R", "5Y"], "3": ["9K", "3B"], "4": ["13Y"]}
+
+
+def round_over(version: int, round_: int, **intermission: Any) -> dict[str, Any]:
+    """The table at round ``round_``'s end, waiting (``intermission``) for the next deal."""
+    over = {"phase": "round_over", "went_out": 1, "revealed": LEFT, "legal_actions": []}
+    message = view(version=version, view=over, turn_deadline=None)
+    message["match"] = {**message["match"], "round": round_}
+    message["intermission"] = intermission or None
+    return message
+
+
+def round_result(round_: int, until: float | None, a: int = 955, b: int = -165) -> dict[str, Any]:
+    scores = {"A": {**SCORE_A, "total": a}, "B": {**SCORE_B, "total": b}}
+    return {
+        "type": "round_result",
+        "table_id": "t1",
+        "round": round_,
+        "scores": scores,
+        "totals": {"A": 3200, "B": 1800},
+        "next": "round" if until else "end",
+        "seed": "s",
+        "commitment": "c",
+        "went_out": 1,
+        "hands": LEFT,
+        "intermission_until": until,
+    }
+
+
+def test_round_result_between_rounds(open_client: Callable[..., Any], server: Server) -> None:
+    """Every round's result (not only the last) shows the leftover tiles, who went out and
+    the breakdown; during the intermission a countdown and a Continue sent once, then whom
+    the table waits for; the next round's first view closes it."""
+    page = open_client()
+    at_table(page, server)
+    until = time.time() + 25
+    server.push(round_over(4, 2, until=until, continued=[], awaited=[1, 3]))
+    server.push(round_result(2, until))
+    page.wait_for_selector('[data-testid="round-result"]', state="visible")
+    assert page.inner_text('[data-testid="round-went-out"]') == "You went out."
+    left = {
+        seat: page.eval_on_selector_all(
+            f'[data-testid="round-hands"] [data-testid="revealed-{seat}"] .tile',
+            "els => els.map(e => e.dataset.tile)",
+        )
+        for seat in "1234"
+    }
+    assert left == LEFT
+    assert page.inner_text('[data-testid="score-A-canastas"]') == "300"
+    assert page.inner_text('[data-testid="score-B-bonus_threes"]') == "-200"
+    assert page.inner_text('[data-testid="score-B-total"]') == "-165"
+    assert page.inner_text('[data-testid="total-B"]') == "1,800"
+    countdown = page.inner_text('[data-testid="round-countdown"]')
+    assert countdown in ("0:24", "0:25", "0:26"), countdown
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"round-countdown\"]').textContent < '0:24'"
+    )
+    button = page.locator('[data-testid="round-continue"]')
+    box = button.bounding_box()
+    assert box and box["height"] >= 44
+    assert page.is_hidden('[data-testid="intermission-waiting"]')
+    button.click()
+    page.wait_for_selector('[data-testid="intermission-waiting"]')
+    assert page.inner_text('[data-testid="intermission-waiting"]') == "Waiting for Cy…"
+    assert page.is_disabled('[data-testid="round-continue"]')
+    button.click(force=True)
+    page.wait_for_timeout(100)
+    assert server.actions("continue") == [{"action": "continue", "table_id": "t1", "round": 2}]
+    # The server's answer: still waiting for seat 3; then every one has read it.
+    server.push(round_over(5, 2, until=until, continued=[1], awaited=[3]))
+    page.wait_for_timeout(100)
+    assert page.is_visible('[data-testid="round-result"]')
+    deal = view(version=6, view={"phase": "draw", "legal_actions": [{"type": "draw"}]})
+    deal["match"] = {**deal["match"], "round": 3}
+    server.push(deal)
+    page.wait_for_selector('[data-testid="round-result"]', state="hidden")
+    page.wait_for_timeout(100)
+    assert len(server.actions("continue")) == 1, "a result closed by the next deal says nothing"
+    assert page.inner_text('[data-testid="match-round"]') == "Round 3"
+
+
+def test_round_result_again_after_a_reload(open_client: Callable[..., Any], server: Server) -> None:
+    """A reload during the intermission shows the result again (the server sends it after
+    the sync's view); closing it early says Continue."""
+    page = open_client()
+    until = time.time() + 40
+
+    def answer(server: Server, message: dict[str, Any]) -> None:
+        if message.get("action") == "sync":
+            server.push(round_over(4, 1, until=until, continued=[], awaited=[1]))
+            server.push(round_result(1, until))
+
+    server.on_message = answer
+    connected(page, server)
+    page.wait_for_selector('[data-testid="round-result"]', state="visible")
+    page.reload()
+    page.wait_for_selector('[data-testid="round-result"]', state="visible")
+    assert page.is_visible('[data-testid="round-countdown"]')
+    assert server.actions("continue") == []
+    page.keyboard.press("Escape")
+    page.wait_for_selector('[data-testid="round-result"]', state="hidden")
+    page.wait_for_timeout(100)
+    assert server.actions("continue") == [{"action": "continue", "table_id": "t1", "round": 1}]
+
+
+def test_score_sheet_and_practice(open_client: Callable[..., Any], server: Server) -> None:
+    """The match's result lists each round's team scores (the server's ``rounds``, else
+    the round results seen); a practice match says the account did not change (MATCH-3)."""
+    page = open_client()
+    practice = {**view()["match"], "round": 1, "practice": True}
+    at_table(page, server, view(match=practice))
+    badge = page.wait_for_selector('[data-testid="practice-badge"]')
+    assert badge.inner_text() == "Practice"
+    for round_, (a, b) in enumerate([(955, -165), (400, 610)], start=1):
+        server.push(round_result(round_, None if round_ == 2 else time.time() + 30, a, b))
+        page.wait_for_selector('[data-testid="round-result"]', state="visible")
+        page.click('[data-testid="round-result-close"]')
+        page.wait_for_selector('[data-testid="round-result"]', state="hidden")
+    result = {
+        "type": "match_result",
+        "table_id": "t1",
+        "winner": "A",
+        "totals": {"A": 1355, "B": 445},
+        "rounds_played": 2,
+        "rewards": {"1": 0, "2": 0, "3": 0, "4": 0},
+        "practice": True,
+    }
+    server.push(result)
+    page.wait_for_selector('[data-testid="match-result"]', state="visible")
+    sheet = '[data-testid="score-sheet"]'
+    rows = page.eval_on_selector_all(
+        f"{sheet} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert rows == [["Round 1", "+955", "-165"], ["Round 2", "+400", "+610"]]
+    assert page.inner_text('[data-testid="match-total-A"]') == "1,355"
+    assert page.inner_text('[data-testid="match-reward"]') == "Practice: account points unchanged."
+    assert "0 points" not in page.inner_text('[data-testid="match-result"]')
+    page.click('[data-testid="match-result-close"]')
+    page.wait_for_selector('[data-testid="match-result"]', state="hidden")
+    server.push({**result, "rounds": [{"A": 1, "B": 2}, {"A": 3, "B": 4}, {"A": 5, "B": 6}]})
+    page.wait_for_selector('[data-testid="match-result"]', state="visible")
+    cells = page.eval_on_selector_all(f"{sheet} tbody td", "els => els.map(e => e.textContent)")
+    assert cells == ["+1", "+2", "+3", "+4", "+5", "+6"], "the server's sheet when it sends one"
+
+
+def test_log_restored_after_a_reload(open_client: Callable[..., Any], server: Server) -> None:
+    page = open_client()
+    log = [
+        {"seat": 1, "type": "draw", "auto": False, "version": 2},
+        {"seat": 1, "type": "discard", "tile": "9K", "auto": False, "version": 3},
+        {"seat": 2, "type": "draw", "auto": True, "version": 4},
+        {
+            "seat": 2,
+            "type": "meld",
+            "auto": True,
+            "melds": [{"rank": 11, "tiles": ["11B"]}],
+            "version": 4,
+        },
+        {"seat": 2, "type": "discard", "tile": "4K", "auto": True, "version": 4},
+    ]
+
+    def answer(server: Server, message: dict[str, Any]) -> None:
+        if message.get("action") == "sync":
+            server.push(view(version=4, last_action=None, moves=[], log=log))
+
+    server.on_message = answer
+    connected(page, server)
+    entries = '[data-testid="log-entry"]'
+    page.wait_for_selector(entries)
+    read = "els => els.map(e => [e.dataset.seat, e.dataset.type, e.dataset.version, e.textContent])"
+    before = page.eval_on_selector_all(entries, read)
+    assert [e[:3] for e in before] == [[str(m["seat"]), m["type"], str(m["version"])] for m in log]
+    assert before[3][3] == "Bob melded 11s ×1."
+    page.reload()
+    page.wait_for_selector(entries)
+    assert page.eval_on_selector_all(entries, read) == before
+
+
+@pytest.mark.parametrize("reduced", [False, True])
+def test_other_seats_moves_are_shown_one_by_one(
+    open_client: Callable[..., Any], server: Server, reduced: bool
+) -> None:
+    """A bot's turn arrives as several moves in one view: each is shown in turn where it
+    went, while the buttons already follow the newest view; moves are still shown under
+    prefers-reduced-motion, without the motion."""
+    page = open_client()
+    page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")
+    at_table(page, server, view(view={"turn": 2, "legal_actions": []}, last_action=None))
+    bot = [
+        {"seat": 2, "type": "draw", "auto": True},
+        {"seat": 2, "type": "meld", "auto": True, "melds": [{"rank": 11, "tiles": ["11B"]}]},
+        {"seat": 2, "type": "discard", "tile": "4K", "auto": True},
+    ]
+    draw = {"phase": "draw", "turn": 1, "legal_actions": [{"type": "draw"}]}
+    server.push(view(version=4, view=draw, moves=bot, last_action=bot[2]))
+    page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '4'")
+    assert page.is_enabled('[data-testid="draw-button"]'), "the player's turn does not wait"
+    marked = """() => [...document.querySelectorAll('.presented')].map(e =>
+        e.dataset.testid + (e.classList.contains('moving') ? '*' : ''))"""
+    star = "" if reduced else "*"
+    first = page.evaluate(marked)
+    assert sorted(first) == sorted([f"seat-2{star}", f"log-entry{star}", f"stock{star}"])
+    assert page.eval_on_selector_all(".log-entry.upcoming", "els => els.length") == 2
+    page.click('[data-testid="draw-button"]')
+    assert server.actions("play")[-1]["move"] == {"type": "draw"}
+    page.wait_for_function("() => document.querySelector('[data-testid=\"meld-B-11\"].presented')")
+    page.wait_for_function("() => document.querySelector('#pile.presented')")
+    page.wait_for_function("() => !document.querySelector('.presented')", timeout=3000)
+    assert page.eval_on_selector_all(".log-entry.upcoming", "els => els.length") == 0
+
+
+def test_draw_phase_buttons_and_a_replaced_tab(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    page = open_client()
+    at_table(page, server, view(view={"phase": "draw", "legal_actions": [{"type": "draw"}]}))
+    for button in ("meld-button", "discard-button"):
+        assert page.get_attribute(f'[data-testid="{button}"]', "title") == (
+            "Draw first (or take the pile)."
+        )
+    assert page.inner_text('[data-testid="action-why"]').count("Draw first") == 1
+    assert page.inner_text('[data-testid="turn-indicator"]') == "Your turn"
+    assert page.is_visible('[data-testid="turn-timer"]')
+    server.push({"type": "opened_elsewhere"})
+    page.wait_for_selector('[data-testid="elsewhere-banner"]:not([hidden])')
+    assert page.inner_text('[data-testid="turn-indicator"]') != "Your turn"
+    page.wait_for_timeout(300)
+    assert page.is_hidden('[data-testid="turn-timer"]')
+    assert page.get_attribute('[data-testid="table-screen"]', "data-my-turn") == "false"
+
+
+def test_the_queue_card_says_who_plays(open_client: Callable[..., Any], server: Server) -> None:
+    """MATCH-3: a queue seats players only, so its match is never practice."""
+    page = open_client()
+    connected(page, server)
+    server.push({"type": "error", "code": "no_table", "message": "not seated"})
+    queued = {"type": "queued", "mode": "three_rounds", "variant": "twos-meld", "stake": 0}
+    server.push({**queued, "expires_at": time.time() + 60})
+    page.wait_for_selector('[data-testid="queued"]:not([hidden])')
+    hint = page.inner_text('[data-testid="queued-hint"]')
+    assert "not a bot seat" in hint and "not practice" in hint

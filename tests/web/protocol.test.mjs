@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { BACKOFF_MAX, BACKOFF_START, Connection, parseMessage, wsAddress } from "../../web/protocol.js";
+import { BACKOFF_MAX, BACKOFF_START, Connection, PING_AFTER, parseMessage, wsAddress } from "../../web/protocol.js";
 
 class FakeSocket {
   static CONNECTING = 0;
@@ -35,9 +35,26 @@ class FakeSocket {
   }
 }
 
+/** Timers fired by hand: `fire()` runs the oldest pending one, `fire(ms)` the oldest of that delay. */
 function fakeTimers() {
-  const timers = { pending: [], setTimeout: (fn, ms) => timers.pending.push({ fn, ms }) && timers.pending.length, clearTimeout: () => {} };
-  timers.fire = () => timers.pending.shift().fn();
+  let ids = 0;
+  const timers = {
+    pending: [],
+    setTimeout: (fn, ms) => {
+      ids += 1;
+      timers.pending.push({ fn, ms, id: ids });
+      return ids;
+    },
+    clearTimeout: (id) => {
+      timers.pending = timers.pending.filter((p) => p.id !== id);
+    },
+  };
+  timers.fire = (ms) => {
+    const i = ms === undefined ? 0 : timers.pending.findIndex((p) => p.ms === ms);
+    assert.ok(i >= 0 && timers.pending.length, `no timer of ${ms} ms pending`);
+    timers.pending.splice(i, 1)[0].fn();
+  };
+  timers.delays = () => timers.pending.map((p) => p.ms);
   return timers;
 }
 
@@ -101,7 +118,8 @@ test("a dropped socket is retried with a doubling back-off, capped", () => {
   const delays = [];
   for (let i = 0; i < 7; i += 1) {
     FakeSocket.made.at(-1).close();
-    delays.push(timers.pending.at(-1).ms);
+    assert.equal(timers.pending.length, 1, "one retry at a time");
+    delays.push(timers.pending[0].ms);
     timers.fire();
   }
   assert.equal(delays[0], BACKOFF_START);
@@ -109,7 +127,51 @@ test("a dropped socket is retried with a doubling back-off, capped", () => {
   assert.ok(delays.every((d) => d <= BACKOFF_MAX));
   FakeSocket.made.at(-1).opened();
   FakeSocket.made.at(-1).close();
-  assert.equal(timers.pending.at(-1).ms, BACKOFF_START, "an open resets the back-off");
+  assert.deepEqual(timers.delays(), [BACKOFF_START], "an open resets the back-off (and the closed socket's ping is gone)");
+});
+
+test("hurry and reset start the back-off again", () => {
+  const { conn, timers } = connection();
+  conn.connect();
+  for (let i = 0; i < 4; i += 1) {
+    FakeSocket.made.at(-1).close();
+    timers.fire();
+  }
+  FakeSocket.made.at(-1).close();
+  assert.deepEqual(timers.delays(), [8000]);
+  conn.hurry();
+  assert.equal(FakeSocket.made.length, 6, "hurry opens at once, not after the pending wait");
+  FakeSocket.made.at(-1).close();
+  assert.equal(timers.pending.at(-1).ms, BACKOFF_START);
+  timers.fire();
+  FakeSocket.made.at(-1).close();
+  timers.fire();
+  FakeSocket.made.at(-1).close();
+  assert.equal(timers.pending.at(-1).ms, 2000);
+  conn.reset();
+  timers.fire();
+  FakeSocket.made.at(-1).close();
+  assert.equal(timers.pending.at(-1).ms, BACKOFF_START);
+});
+
+test("a ping goes out after four minutes of silence, and every message restarts the count", () => {
+  const { conn, timers } = connection();
+  conn.connect();
+  const ws = FakeSocket.made[0];
+  ws.opened();
+  assert.equal(PING_AFTER, 240000);
+  assert.deepEqual(timers.delays(), [PING_AFTER]);
+  conn.send({ action: "leave" });
+  assert.deepEqual(timers.delays(), [PING_AFTER], "a message sent replaces the pending ping");
+  timers.fire(PING_AFTER);
+  assert.deepEqual(ws.sent.at(-1), { action: "ping" });
+  assert.deepEqual(timers.delays(), [PING_AFTER], "the ping itself counts as a message: the next one follows");
+  timers.fire(PING_AFTER);
+  assert.deepEqual(ws.sent.slice(-2), [{ action: "ping" }, { action: "ping" }]);
+  ws.emit("message", { data: '{"type":"welcome","player_id":"p","name":"A","protocol":1,"idle_seconds":300}' });
+  assert.deepEqual(timers.delays(), [120000], "a shorter idle close pings sooner");
+  conn.disconnect();
+  assert.deepEqual(timers.delays(), [], "no ping after a disconnect");
 });
 
 test("three refused opens in a row tell the owner (the token is likely stale)", () => {

@@ -70,6 +70,9 @@ export function renderLobby(state, config) {
     const variant = t(`variant.${queued.variant}`);
     $("queued-detail").textContent =
       queued.mode === "arena" ? t("lobby.queuedArena", { stake: queued.stake, variant }) : t("lobby.queuedDetail", { mode: t(`mode.${queued.mode}`), variant });
+    // MATCH-3: a queue seats players only (a local stack's fillers sign in as players too),
+    // so its match is never practice.
+    $("queued-hint").textContent = t(queued.mode === "arena" ? "lobby.queuedArenaHint" : "lobby.queuedHint");
     renderQueueClock(state, Date.now() / 1000);
   }
   if (lobby) renderFriendsLobby(lobby);

@@ -2,7 +2,7 @@
 // {tile(i), meld(rank), suggestion(action), moreSuggestions()}.
 
 import { fmtNum, t } from "../i18n.js";
-import { PHRASES, buttonTitle, handHints, legalTypes, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, wildsOf } from "../state.js";
+import { PHRASES, buttonTitle, handHints, legalTypes, moveKey, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, wildsOf } from "../state.js";
 import { multiset } from "../tiles.js";
 import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
@@ -47,7 +47,7 @@ export function renderTable(state, conn, on) {
   const screen = $("table-screen");
   screen.dataset.version = String(state.view.version);
   screen.dataset.phase = state.view.view.phase;
-  screen.dataset.myTurn = state.view.view.turn === state.view.seat ? "true" : "false";
+  screen.dataset.myTurn = state.view.view.turn === state.view.seat && !state.elsewhere ? "true" : "false";
   renderMatchInfo(state);
   renderPhrases(on);
   renderTurn(state);
@@ -56,6 +56,7 @@ export function renderTable(state, conn, on) {
   renderLog(state);
   renderMelds(state, on);
   renderHandArea(state, conn, on);
+  renderPresented(state);
 }
 
 function renderMatchInfo(state) {
@@ -74,6 +75,7 @@ function renderMatchInfo(state) {
     h("span", { class: "chip", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
     h("span", { class: "chip" }, t(`variant.${match.variant}`)),
     match.mode === "arena" && match.stake ? h("span", { class: "chip" }, t("table.stake", { n: match.stake })) : null,
+    match.practice ? h("span", { class: "chip chip-practice", "data-testid": "practice-badge", title: t("table.practiceHint") }, t("table.practice")) : null,
   ];
   $("match-info").replaceChildren(...chips.filter(Boolean));
   const over = match.status !== "playing";
@@ -85,12 +87,13 @@ function renderTurn(state) {
   const v = state.view.view;
   const mine = v.turn === state.view.seat;
   let text;
-  if (v.phase === "round_over" || state.view.match.status !== "playing") text = t("turn.over");
+  if (state.elsewhere) text = t("turn.elsewhere");
+  else if (v.phase === "round_over" || state.view.match.status !== "playing") text = t("turn.over");
   else text = mine ? t("turn.yours") : t("turn.other", { name: seatName(state, v.turn) });
   $("turn-text").textContent = text;
   $("turn-bar").classList.toggle("mine", mine && playing(state));
   let hint = "";
-  if (v.phase !== "round_over" && state.view.match.status === "playing") hint = mine ? t(`phase.${v.phase}`) : t("phase.wait", { name: seatName(state, v.turn) });
+  if (playing(state)) hint = mine ? t(`phase.${v.phase}`) : t("phase.wait", { name: seatName(state, v.turn) });
   $("phase-hint").textContent = hint;
   renderTimer(state, Date.now() / 1000);
 }
@@ -191,6 +194,41 @@ function renderLastMove(state) {
   $("last-move").textContent = last && last.type && last.seat ? moveText(state, last) : "";
 }
 
+/** The button that shows the whole log (a phone shows its last few lines). */
+function logToggle(list) {
+  let button = $("log-expand");
+  if (!button) {
+    button = h("button", { id: "log-expand", class: "btn btn-small", type: "button", "data-testid": "log-expand", "aria-controls": "move-log" });
+    button.addEventListener("click", () => {
+      list.classList.toggle("expanded");
+      logToggle(list);
+    });
+    list.closest(".move-log").querySelector(".log-head h3").after(button);
+  }
+  const open = list.classList.contains("expanded");
+  button.textContent = t(open ? "log.fewer" : "log.all");
+  button.setAttribute("aria-expanded", open ? "true" : "false");
+}
+
+/**
+ * Marks where another seat's move being shown went (MoveQueue): the seat, the stock or
+ * the pile, the melds laid or extended, its log line. Only classes change: no element
+ * is drawn again, so a tap in progress is never lost.
+ */
+export function renderPresented(state) {
+  for (const el of document.querySelectorAll(".presented")) el.classList.remove("presented", "moving");
+  for (const el of document.querySelectorAll("#move-log .upcoming")) if (!state.upcoming.has(el.dataset.key)) el.classList.remove("upcoming");
+  const shown = state.presented;
+  if (!shown || !state.view) return;
+  const { move } = shown;
+  const seat = Number(move.seat);
+  const targets = [document.querySelector(`[data-testid="seat-${seat}"]`), document.querySelector(`#move-log [data-key="${shown.key}"]`)];
+  if (move.type === "draw" || move.type === "joker_button") targets.push($("stock"));
+  if (move.type === "discard" || move.type === "take_pile") targets.push($("pile"));
+  for (const spec of move.melds || []) targets.push(document.querySelector(`[data-testid="meld-${teamOf(state, seat)}-${spec.rank}"]`));
+  for (const el of targets) if (el) el.classList.add("presented", ...(shown.motion ? ["moving"] : []));
+}
+
 /** The round's moves, oldest first, scrolled to the newest. */
 function renderLog(state) {
   const list = $("move-log");
@@ -202,14 +240,19 @@ function renderLog(state) {
   const me = state.view.seat;
   const grew = list.dataset.count !== String(state.log.length);
   const near = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+  let n = 0;
   list.replaceChildren(
-    ...state.log.map((move) => {
+    ...state.log.map((move, i) => {
+      n = i > 0 && state.log[i - 1].version === move.version ? n + 1 : 0;
       const seat = Number(move.seat);
       const role = seat === me ? "you" : teamOf(state, seat) === teamOf(state, me) ? "partner" : "opponent";
-      const props = { class: `log-entry team-${teamOf(state, seat)} role-${role}`, "data-testid": "log-entry", "data-seat": seat, "data-type": move.type, "data-version": move.version };
+      const key = moveKey(move.version, n);
+      const upcoming = state.upcoming.has(key) ? " upcoming" : "";
+      const props = { class: `log-entry team-${teamOf(state, seat)} role-${role}${upcoming}`, "data-testid": "log-entry", "data-seat": seat, "data-type": move.type, "data-version": move.version, "data-key": key };
       return h("li", props, moveText(state, move));
     }),
   );
+  logToggle(list);
   // Follow the newest move, unless the player scrolled back to read and nothing new came.
   if (near || grew) list.scrollTop = list.scrollHeight;
   list.dataset.count = String(state.log.length);
@@ -336,7 +379,7 @@ export function renderActions(state, conn) {
   $("pile").disabled = !(canAct && on.take_pile);
   $("actions").classList.toggle("busy", state.busy);
   const line = $("action-why");
-  line.textContent = Object.values(why).map((key) => t(key)).join(" ");
+  line.textContent = [...new Set(Object.values(why))].map((key) => t(key)).join(" ");
   show(line, Object.keys(why).length > 0);
   $("table-screen").classList.toggle("my-turn", myTurn(state));
 }
