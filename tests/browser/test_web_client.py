@@ -888,9 +888,10 @@ def in_viewport(page: Any, selector: str) -> bool:
 
 
 def no_rank_overlap(page: Any) -> None:
-    """Inside each meld, no tile's rank is covered by the next tile (drawn over it)."""
+    """Inside each meld, no tile's rank is covered by the next tile (drawn over it); a meld
+    shown in its compact form (no tile drawn) has none to cover."""
     for meld_el in page.query_selector_all('[data-testid^="meld-"]'):
-        tiles = meld_el.query_selector_all(".tile")
+        tiles = [tile for tile in meld_el.query_selector_all(".tile") if tile.is_visible()]
         for a, b in itertools.pairwise(tiles):
             rank = a.query_selector(".tn")
             rank_box, next_box = rank.bounding_box() if rank else None, b.bounding_box()

@@ -225,7 +225,7 @@ function meldEl(state, meld, team, mine, on) {
     ? [tileEl(meld.tiles[0], { size: "small" }), h("span", { class: "meld-times", "data-testid": "meld-count" }, `×${size}`)]
     : meld.tiles.map((tile) => tileEl(tile, { size: "small" }));
   const props = {
-    class: `meld${compact ? " compact" : ""}${stripe ? ` stripe-${stripe}` : ""}${meld.canasta ? " canasta" : ""}${targeted ? " target" : ""}`,
+    class: `meld${compact ? " compact" : ""}${stripe ? ` stripe-${stripe}` : ""}${meld.canasta ? ` canasta canasta-${meld.canasta}` : ""}${targeted ? " target" : ""}`,
     "data-testid": `meld-${team}-${meld.rank}`,
     "data-rank": meld.rank,
     "data-size": size,
@@ -233,7 +233,18 @@ function meldEl(state, meld, team, mine, on) {
     "data-compact": compact ? "true" : "false",
     "aria-label": `${t("meld.aria", { rank: String(meld.rank), n: size })}, ${kind}`,
   };
+  // The summary stands for the tiles where there is no room for them (style.css: phones):
+  // a meld's rank, its size and its wilds are all the play needs; the stripe and a
+  // canasta's fill say the rest.
+  const summary = h(
+    "span",
+    { class: "meld-sum", "aria-hidden": "true" },
+    h("span", { class: "ms-rank" }, String(meld.rank)),
+    h("span", { class: "ms-n" }, `×${size}`),
+    wilds ? h("span", { class: "ms-wild" }, `★${wilds}`) : null,
+  );
   const inner = [
+    summary,
     h("span", { class: "meld-tiles" }, faces),
     h(
       "span",
