@@ -71,8 +71,8 @@ function renderMatchInfo(state) {
       h("span", { class: `team-${other}` }, t("table.score", { team: t("team.opponents"), n: match.totals[other] })),
     ),
     h("span", { class: "chip", "data-testid": "match-round" }, t("table.round", { n: match.round })),
-    h("span", { class: "chip", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
-    h("span", { class: "chip" }, t(`variant.${match.variant}`)),
+    h("span", { class: "chip chip-detail", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
+    h("span", { class: "chip chip-detail" }, t(`variant.${match.variant}`)),
     match.mode === "arena" && match.stake ? h("span", { class: "chip" }, t("table.stake", { n: match.stake })) : null,
   ];
   $("match-info").replaceChildren(...chips.filter(Boolean));
