@@ -1292,3 +1292,107 @@ def test_reduced_motion_turns_off_every_animation(
     server.drop()
     page.wait_for_selector('[data-testid="reconnect-banner"]:not([hidden])')
     assert page.evaluate(MOTION_JS) == []
+
+
+@pytest.fixture
+def gateway_url() -> Iterator[str]:
+    """The local stack's gateway (local/gateway.py) serving web/ on a free port of 127.0.0.1,
+    an origin a service worker may register on."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    from local.gateway import Gateway
+    from local.issuer import LocalIssuer
+
+    # The browser's driver runs an event loop of its own on this thread: the gateway's is
+    # on another one.
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    served = Gateway(LocalIssuer())
+    runner = web.AppRunner(served.app, access_log=None)
+
+    async def start() -> None:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+
+    asyncio.run_coroutine_threadsafe(start(), loop).result(10)
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        served.close()
+
+
+def png_size(body: bytes) -> tuple[int, int]:
+    assert body[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(body[16:20], "big"), int.from_bytes(body[20:24], "big")
+
+
+def test_installable_and_offline(browser: Any, gateway_url: str) -> None:
+    """The manifest is linked, valid and its icons are the PNGs it names; Chromium finds the
+    page installable; the service worker controls the page after a reload and serves the
+    app shell offline, but never config.json."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{gateway_url}/")
+        href = page.wait_for_selector('link[rel="manifest"]', state="attached")
+        manifest_url = page.evaluate(
+            "h => new URL(h, location.href).href", href.get_attribute("href")
+        )
+        response = context.request.get(manifest_url)
+        assert response.headers["content-type"].startswith("application/manifest+json")
+        manifest = response.json()
+        assert manifest["display"] == "standalone" and manifest["short_name"]
+        assert manifest["name"] == "Tile Canasta" and manifest["theme_color"]
+        assert manifest["background_color"] and manifest["start_url"]
+        icons = {(i["sizes"], i.get("purpose", "any")): i for i in manifest["icons"]}
+        assert {("192x192", "any"), ("512x512", "any"), ("512x512", "maskable")} <= set(icons)
+        for (sizes, _), icon in icons.items():
+            body = context.request.get(f"{manifest_url.rsplit('/', 1)[0]}/{icon['src']}")
+            assert body.headers["content-type"] == "image/png"
+            assert "x".join(map(str, png_size(body.body()))) == sizes
+        assert page.get_attribute('meta[name="theme-color"]', "content")
+        worker = context.request.get(f"{gateway_url}/web/sw.js")
+        assert worker.headers["content-type"].startswith("text/javascript")
+        page.wait_for_function("navigator.serviceWorker.ready.then(() => true)")
+        page.reload()
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        cdp = context.new_cdp_session(page)
+        errors = cdp.send("Page.getInstallabilityErrors")["installabilityErrors"]
+        # A test's browser context is a private one, where nothing installs.
+        assert [e["errorId"] for e in errors if e["errorId"] != "in-incognito"] == []
+        assert cdp.send("Page.getAppManifest")["errors"] == []
+        context.set_offline(True)
+        page.reload()
+        page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+        assert page.evaluate("getComputedStyle(document.body).margin") == "0px", "no styles"
+        cached = page.evaluate(
+            """async () => (await (await caches.open('canasta-shell')).keys()).map((r) => r.url)"""
+        )
+        assert not [url for url in cached if url.endswith("config.json") or "/api/" in url]
+        assert f"{gateway_url}/web/ui/table.js" in cached
+    finally:
+        context.close()
+
+
+def test_the_service_worker_caches_every_file_of_the_shell() -> None:
+    """A module, a language or an icon added to web/ and missing from sw.js's SHELL would be
+    missing offline; and the icons are the ones tools/web_icons.py draws."""
+    from tools.web_icons import FILES, ICONS, draw
+
+    listed = set(re.findall(r'^  "([^"]+)",$', (WEB / "sw.js").read_text(), re.MULTILINE))
+    shipped = {
+        str(p.relative_to(WEB))
+        for p in WEB.rglob("*")
+        if p.suffix in (".js", ".json", ".css", ".png", ".webmanifest")
+        and p.name not in ("sw.js", "package.json")
+    }
+    assert listed == shipped
+    for name, (size, maskable) in FILES.items():
+        assert (ICONS / name).read_bytes() == draw(size, maskable=maskable), name
