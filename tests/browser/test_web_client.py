@@ -1100,8 +1100,9 @@ def seen_at_once(page: Any, state: str) -> None:
     just taken has no top."""
     assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 0
     assert page.evaluate("scrollY") == 0
-    box = page.locator("#melds")
-    assert box.evaluate("e => e.scrollHeight - e.clientHeight") <= 0, "the melds scroll"
+    for box in ("#melds", "#dock"):
+        scrolled = page.locator(box).evaluate("e => e.scrollHeight - e.clientHeight")
+        assert scrolled <= 0, f"{box} scrolls"
     absent = {"first-hand": "meld-", "pile-taken": "discard-top"}.get(state)
     for selector in [s for s in AT_ONCE if not (absent and absent in s)]:
         assert in_viewport(page, selector), selector
