@@ -1387,7 +1387,7 @@ def test_the_service_worker_caches_every_file_of_the_shell() -> None:
     missing offline; and the icons are the ones tools/web_icons.py draws."""
     from tools.web_icons import FILES, ICONS, draw
 
-    listed = set(re.findall(r'^  "([^"]+)",$', (WEB / "sw.js").read_text(), re.MULTILINE))
+    listed = set(re.findall(r'^  "\./([^"]+)",$', (WEB / "sw.js").read_text(), re.MULTILINE))
     shipped = {
         str(p.relative_to(WEB))
         for p in WEB.rglob("*")
