@@ -71,6 +71,14 @@ OPERATOR_PATH = "/operator"
 OPERATOR_HEADER = "X-Canasta-Operator"
 """Locally, who the operator is (no IAM authenticates the caller here)."""
 WEB_ROOT = Path(__file__).resolve().parents[1] / "web"
+WEB_HEADERS = {
+    ".webmanifest": {"Content-Type": "application/manifest+json"},
+    ".js": {"Content-Type": "text/javascript"},
+}
+"""Content types the platform's own tables may lack or name otherwise."""
+WORKER = WEB_ROOT / "sw.js"
+WORKER_SCOPE = {"Service-Worker-Allowed": "/"}
+"""The service worker lives in ``web/`` and the page at ``/``: its scope may be the whole site."""
 MESSAGE_LIMIT = 128 * 1024
 """API Gateway's message payload quota (frames of up to 32 KB make up one message)."""
 READ_LIMIT = 4 * MESSAGE_LIMIT
@@ -231,12 +239,15 @@ class Gateway:
         file system, a NUL in it, a way out of ``web/``), never a server error."""
         try:
             path = (WEB_ROOT / request.match_info["path"]).resolve()
+            if path == WEB_ROOT:
+                return await self._index(request)  # the installed app starts at /web/
             found = path.is_relative_to(WEB_ROOT) and path.is_file()
         except (OSError, ValueError):
             found = False
         if not found:
             raise web.HTTPNotFound()
-        return web.FileResponse(path)
+        headers = WEB_HEADERS.get(path.suffix, {}) | (WORKER_SCOPE if path == WORKER else {})
+        return web.FileResponse(path, headers=headers)
 
     async def _config_json(self, request: web.Request) -> web.Response:
         host = request.headers.get("Host", request.host)

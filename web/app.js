@@ -23,6 +23,7 @@ import * as S from "./state.js";
 import { renderCountdown, renderDialog } from "./ui/dialogs.js";
 import { $, flash, h, show, tileEl } from "./ui/dom.js";
 import { renderBalance, renderConnection, renderHeader, renderLobby, renderQueueClock, renderSignin } from "./ui/lobby.js";
+import { bindLook } from "./ui/look.js";
 import { renderActions, renderHandArea, renderMelds, renderPresented, renderTable, renderTimer, teamOf } from "./ui/table.js";
 
 const DISMISSED_KEY = "canasta.dismissed";
@@ -377,6 +378,7 @@ function onSubmit(id, handler) {
 }
 
 function bind() {
+  bindLook();
   const select = $("lang");
   select.replaceChildren(...LANGUAGES.map((l) => h("option", { value: l.code, lang: l.code }, l.name)));
   select.addEventListener("change", async () => {

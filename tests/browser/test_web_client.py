@@ -856,8 +856,12 @@ BIG_MELDS = {
         meld(6, ["6R", "6Y", "6K", "6B", "6R", "JK", "2B"], "dirty"),
         meld(9, ["9R", "9Y", "9K", "2R"]),
         meld(1, ["1R", "1Y", "1K", "1B", "1R", "1Y"]),
+        meld(7, ["7R", "7Y", "7K", "7B", "7R", "7Y", "7K", "2Y"], "dirty"),
+        meld(5, ["5R", "5Y", "5K"]),
+        meld(2, ["2R", "2Y", "2K", "2B", "JK"]),
     ],
 }
+"""Late in a round: twelve melds between the teams, canastas of both kinds, the meld of twos."""
 
 
 def screenshot(page: Any, name: str) -> Path:
@@ -888,9 +892,10 @@ def in_viewport(page: Any, selector: str) -> bool:
 
 
 def no_rank_overlap(page: Any) -> None:
-    """Inside each meld, no tile's rank is covered by the next tile (drawn over it)."""
+    """Inside each meld, no tile's rank is covered by the next tile (drawn over it); a meld
+    shown in its compact form (no tile drawn) has none to cover."""
     for meld_el in page.query_selector_all('[data-testid^="meld-"]'):
-        tiles = meld_el.query_selector_all(".tile")
+        tiles = [tile for tile in meld_el.query_selector_all(".tile") if tile.is_visible()]
         for a, b in itertools.pairwise(tiles):
             rank = a.query_selector(".tn")
             rank_box, next_box = rank.bounding_box() if rank else None, b.bounding_box()
@@ -1309,3 +1314,331 @@ def test_the_queue_card_says_who_plays(open_client: Callable[..., Any], server: 
     page.wait_for_selector('[data-testid="queued"]:not([hidden])')
     hint = page.inner_text('[data-testid="queued-hint"]')
     assert "not a bot seat" in hint and "not practice" in hint
+
+
+PHONES = {"390x844": (390, 844), "360x640": (360, 640), "844x390": (844, 390)}
+# What a player must see at once on a phone, none of it scrolled away or under the dock.
+AT_ONCE = (
+    '[data-testid="hand-tile"]',
+    ".actions button",
+    '[data-testid^="meld-A-"]',
+    '[data-testid^="meld-B-"]',
+    '[data-testid="discard-top"] .tile',
+    '[data-testid="discard-count"]',
+    '[data-testid="stock-count"]',
+    '[data-testid="turn-indicator"]',
+    '[data-testid="turn-timer"]',
+    '[data-testid="seat-count-2"]',
+    '[data-testid="seat-count-3"]',
+    '[data-testid="seat-count-4"]',
+)
+# The centre of each matching element is the element itself, not something drawn over it.
+UNCOVERED_JS = """sel => [...document.querySelectorAll(sel)].filter((e) => {
+  const r = e.getBoundingClientRect();
+  const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return !(top && (e === top || e.contains(top)));
+}).map((e) => e.dataset.testid || e.className)"""
+
+
+def seen_at_once(page: Any, state: str) -> None:
+    """``state`` names the round's moment: its first hand has no melds yet, and the pile
+    just taken has no top."""
+    assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 0
+    assert page.evaluate("scrollY") == 0
+    for box in ("#melds", "#dock"):
+        scrolled = page.locator(box).evaluate("e => e.scrollHeight - e.clientHeight")
+        assert scrolled <= 0, f"{box} scrolls"
+    absent = {"first-hand": "meld-", "pile-taken": "discard-top"}.get(state)
+    for selector in [s for s in AT_ONCE if not (absent and absent in s)]:
+        assert in_viewport(page, selector), selector
+        assert page.evaluate(UNCOVERED_JS, selector) == [], selector
+
+
+def round_states() -> dict[str, dict[str, Any]]:
+    """A round as a phone shows it: its first hand, after a meld, the pile taken, late on."""
+    first = {"phase": "draw", "melds": {"A": [], "B": []}, "bonus_threes": {"A": [], "B": []}}
+    draw = [{"type": "draw"}, {"type": "joker_button"}]
+    melded = {"A": [meld(7, ["7R", "7Y", "JK"])], "B": [meld(11, ["11R", "11Y", "11K"])]}
+    taken = [*FULL_HAND, "4K", "4B", "6R", "6Y", "9K", "9R", "11B", "12R"]
+    return {
+        "first-hand": view(view={"hand": FULL_HAND, "legal_actions": draw, **first}),
+        "after-meld": view(view={"hand": FULL_HAND[:12], "melds": melded}),
+        "pile-taken": view(view={"hand": sorted(taken), "discard": [], "melds": melded}),
+        "late-round": big_view(),
+    }
+
+
+@pytest.mark.parametrize("size", PHONES)
+def test_phone_table_without_scrolling(
+    open_client: Callable[..., Any], server: Server, size: str
+) -> None:
+    """At each phone size, in every state of a round: the whole hand, both teams' melds in
+    their compact form, the pile's top and size, the stock, the turn, the timer and the
+    actions at once, nothing scrolled, nothing under the opaque dock. The screenshots go to
+    artifacts/web/phone-<size>-<state>.png."""
+    width, height = PHONES[size]
+    page = open_client(width=width, height=height, touch=True)
+    connected(page, server)
+    for version, (state, message) in enumerate(round_states().items(), start=3):
+        server.push({**message, "version": version})
+        page.wait_for_function(
+            f"() => document.getElementById('table-screen').dataset.version === '{version}'"
+        )
+        page.wait_for_timeout(100)
+        screenshot(page, f"phone-{size}-{state}")
+        seen_at_once(page, state)
+    compact = page.locator('[data-testid="meld-B-7"] .meld-sum')
+    assert compact.is_visible() and compact.inner_text().split() == ["7", "×8", "★1"]
+    assert page.locator('[data-testid="meld-B-7"] .meld-tiles').is_hidden()
+    alpha = page.eval_on_selector(
+        '[data-testid="dock"]', "e => getComputedStyle(e).backgroundColor"
+    )
+    assert alpha.startswith("rgb("), f"the dock shows the table through: {alpha}"
+
+
+def small_targets(page: Any) -> list[str]:
+    return page.evaluate(
+        """() => [...document.querySelectorAll(
+            'button, select, summary, input:not([type=radio]), .seg span')].filter((e) => {
+          const r = e.getBoundingClientRect();
+          const shown = r.width > 1 && r.height > 1 && r.right > 0 && r.bottom > 0
+            && r.left < innerWidth && getComputedStyle(e).visibility !== 'hidden';
+          return shown && (r.width < 44 || r.height < 44);
+        }).map((e) => `${e.dataset.testid || e.id || e.textContent.trim()}`
+          + ` ${Math.round(e.getBoundingClientRect().width)}x`
+          + `${Math.round(e.getBoundingClientRect().height)}`)"""
+    )
+
+
+@pytest.mark.parametrize("size", ["390x844", "360x640"])
+def test_every_touch_target_is_44_px(
+    open_client: Callable[..., Any], server: Server, size: str
+) -> None:
+    """Every visible button, select, chip and hand tile of the lobby, the table and the
+    banners is at least 44x44 CSS px on a phone."""
+    width, height = PHONES[size]
+    page = open_client(width=width, height=height, touch=True)
+    connected(page, server)
+    page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    assert small_targets(page) == []
+    at_table(page, server, big_view())
+    page.locator('[data-testid="hand-tile"]').first.click()
+    server.push({"type": "error", "code": "pile_blocked", "message": "PILE-2", "table_id": "t1"})
+    server.push({"type": "opened_elsewhere"})
+    page.wait_for_selector('[data-testid="play-here"]')
+    page.wait_for_selector('[data-testid="error-banner"]:not([hidden])')
+    assert small_targets(page) == []
+    page.click("#error-close")
+    page.click('[data-testid="play-here"]')
+    page.wait_for_selector('[data-testid="elsewhere-banner"]', state="hidden")
+    page.locator('[data-testid="quick-messages"] summary').click()
+    assert small_targets(page) == []
+
+
+# The lines a text takes on screen, from its own boxes.
+LINES_JS = """e => { const range = document.createRange(); range.selectNodeContents(e);
+  return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size; }"""
+
+
+@pytest.mark.parametrize("lang", ["fr", "hu"])
+def test_turn_hint_reads_as_a_sentence_on_a_small_phone(
+    open_client: Callable[..., Any], server: Server, lang: str
+) -> None:
+    """360x640: the phase hint has the turn bar's width, two lines at most, never one word a
+    line; the turn itself stays on one line."""
+    page = open_client(width=360, height=640, touch=True, lang=lang)
+    for phase in ("draw", "play", "first_discard"):
+        message = view(version=3, view={"phase": phase})
+        if phase == "draw":
+            at_table(page, server, message)
+        else:
+            server.push({**message, "version": 3 + len(phase)})
+            page.wait_for_timeout(150)
+        hint = page.locator('[data-testid="phase-hint"]')
+        text = hint.inner_text()
+        assert len(text.split()) > 4, text
+        assert hint.evaluate(LINES_JS) <= 2, text
+        assert page.locator('[data-testid="turn-indicator"]').evaluate(LINES_JS) == 1
+
+
+CUT_OFF_JS = """sel => [...document.querySelectorAll(sel)].filter((e) => {
+  const r = e.getBoundingClientRect(), box = e.parentElement.getBoundingClientRect();
+  return e.scrollWidth > e.clientWidth || r.right > box.right + 0.5 || r.right > innerWidth;
+}).map((e) => e.textContent)"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_match_chips_are_never_cut_off(
+    open_client: Callable[..., Any], server: Server, lang: str
+) -> None:
+    """At 360 px, every chip of the table's match bar and of the lobby's choices is whole."""
+    page = open_client(width=360, height=640, touch=True, lang=lang)
+    connected(page, server)
+    page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    assert page.evaluate(CUT_OFF_JS, ".seg span") == []
+    at_table(page, server, view(match={**view()["match"], "mode": "one_round"}))
+    assert page.evaluate(CUT_OFF_JS, "#match-info .chip") == []
+    bar = page.locator("#match-info")
+    assert bar.evaluate("e => e.scrollWidth - e.clientWidth") <= 0
+
+
+def test_colour_blind_marks_are_kept(open_client: Callable[..., Any], server: Server) -> None:
+    """The header's toggle gives every tile's colour a plain shape, on the hand, the melds
+    and the pile, and the choice outlives a reload."""
+    page = open_client(width=1366, height=768)
+    at_table(page, server, big_view())
+    size_js = "e => parseFloat(getComputedStyle(e).fontSize)"
+    places = {
+        "hand": '[data-testid="hand-tile"] .tm',
+        "meld": '[data-testid="meld-A-10"] .tile .tm',
+        "pile": '[data-testid="discard-top"] .tile .tm',
+    }
+    before = {place: page.locator(sel).first.evaluate(size_js) for place, sel in places.items()}
+    toggle = page.locator('[data-testid="colour-marks-toggle"]')
+    assert toggle.get_attribute("aria-pressed") == "false"
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert page.evaluate("localStorage.getItem('canasta.colourMarks')") == "on"
+    page.reload()
+    at_table(page, server, big_view())
+    assert page.locator('[data-testid="colour-marks-toggle"]').get_attribute("aria-pressed") == (
+        "true"
+    )
+    marks = {place: page.locator(sel).first for place, sel in places.items()}
+    for place, mark in marks.items():
+        assert mark.is_visible() and mark.evaluate(size_js) >= 11, place
+        assert mark.evaluate(size_js) > before[place], place
+    shapes = page.eval_on_selector_all(
+        '[data-testid="hand-tile"]', "els => els.map(e => e.querySelector('.tm').textContent)"
+    )
+    by_colour = dict(zip([t[-1] for t in FULL_HAND if t != "JK"], shapes, strict=False))
+    assert len(set(by_colour.values())) == 4, by_colour
+
+
+MOTION_JS = """() => [...document.querySelectorAll('*')].flatMap((e) =>
+  [null, '::before', '::after'].map((pseudo) => [e, getComputedStyle(e, pseudo)]))
+  .filter(([, cs]) => cs.animationName !== 'none'
+    || cs.transitionDuration.split(',').some((d) => parseFloat(d) > 0))
+  .map(([e]) => e.dataset.testid || e.className || e.tagName)"""
+
+
+def test_reduced_motion_turns_off_every_animation(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    """Under prefers-reduced-motion no element (nor its ::before, ::after) animates or
+    transitions, including the highlights that come as classes."""
+    page = open_client()
+    page.emulate_media(reduced_motion="reduce")
+    at_table(page, server, big_view())
+    page.evaluate(
+        """() => { document.querySelector('[data-testid="hand-tile"]').classList.add('new');
+          document.getElementById('pile-top').classList.add('flash');
+          document.querySelector('.meld').classList.add('fresh'); }"""
+    )
+    server.drop()
+    page.wait_for_selector('[data-testid="reconnect-banner"]:not([hidden])')
+    assert page.evaluate(MOTION_JS) == []
+
+
+@pytest.fixture
+def gateway_url() -> Iterator[str]:
+    """The local stack's gateway (local/gateway.py) serving web/ on a free port of 127.0.0.1,
+    an origin a service worker may register on."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    from local.gateway import Gateway
+    from local.issuer import LocalIssuer
+
+    # The browser's driver runs an event loop of its own on this thread: the gateway's is
+    # on another one.
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    served = Gateway(LocalIssuer())
+    runner = web.AppRunner(served.app, access_log=None)
+
+    async def start() -> None:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+
+    asyncio.run_coroutine_threadsafe(start(), loop).result(10)
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        served.close()
+
+
+def png_size(body: bytes) -> tuple[int, int]:
+    assert body[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(body[16:20], "big"), int.from_bytes(body[20:24], "big")
+
+
+def test_installable_and_offline(browser: Any, gateway_url: str) -> None:
+    """The manifest is linked, valid and its icons are the PNGs it names; Chromium finds the
+    page installable; the service worker controls the page after a reload and serves the
+    app shell offline, but never config.json."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{gateway_url}/")
+        href = page.wait_for_selector('link[rel="manifest"]', state="attached")
+        manifest_url = page.evaluate(
+            "h => new URL(h, location.href).href", href.get_attribute("href")
+        )
+        response = context.request.get(manifest_url)
+        assert response.headers["content-type"].startswith("application/manifest+json")
+        manifest = response.json()
+        assert manifest["display"] == "standalone" and manifest["short_name"]
+        assert manifest["name"] == "Tile Canasta" and manifest["theme_color"]
+        assert manifest["background_color"] and manifest["start_url"]
+        icons = {(i["sizes"], i.get("purpose", "any")): i for i in manifest["icons"]}
+        assert {("192x192", "any"), ("512x512", "any"), ("512x512", "maskable")} <= set(icons)
+        for (sizes, _), icon in icons.items():
+            body = context.request.get(f"{manifest_url.rsplit('/', 1)[0]}/{icon['src']}")
+            assert body.headers["content-type"] == "image/png"
+            assert "x".join(map(str, png_size(body.body()))) == sizes
+        assert page.get_attribute('meta[name="theme-color"]', "content")
+        worker = context.request.get(f"{gateway_url}/web/sw.js")
+        assert worker.headers["content-type"].startswith("text/javascript")
+        page.wait_for_function("navigator.serviceWorker.ready.then(() => true)")
+        page.reload()
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        cdp = context.new_cdp_session(page)
+        errors = cdp.send("Page.getInstallabilityErrors")["installabilityErrors"]
+        # A test's browser context is a private one, where nothing installs.
+        assert [e["errorId"] for e in errors if e["errorId"] != "in-incognito"] == []
+        assert cdp.send("Page.getAppManifest")["errors"] == []
+        context.set_offline(True)
+        page.reload()
+        page.wait_for_selector('[data-testid="signin-screen"]:not([hidden])')
+        assert page.evaluate("getComputedStyle(document.body).margin") == "0px", "no styles"
+        cached = page.evaluate(
+            """async () => (await (await caches.open('canasta-shell')).keys()).map((r) => r.url)"""
+        )
+        assert not [url for url in cached if url.endswith("config.json") or "/api/" in url]
+        assert f"{gateway_url}/web/ui/table.js" in cached
+    finally:
+        context.close()
+
+
+def test_the_service_worker_caches_every_file_of_the_shell() -> None:
+    """A module, a language or an icon added to web/ and missing from sw.js's SHELL would be
+    missing offline; and the icons are the ones tools/web_icons.py draws."""
+    from tools.web_icons import FILES, ICONS, draw
+
+    listed = set(re.findall(r'^  "\./([^"]+)",$', (WEB / "sw.js").read_text(), re.MULTILINE))
+    shipped = {
+        str(p.relative_to(WEB))
+        for p in WEB.rglob("*")
+        if p.suffix in (".js", ".json", ".css", ".png", ".webmanifest")
+        and p.name not in ("sw.js", "package.json")
+    }
+    assert listed == shipped
+    for name, (size, maskable) in FILES.items():
+        assert (ICONS / name).read_bytes() == draw(size, maskable=maskable), name

@@ -72,8 +72,8 @@ function renderMatchInfo(state) {
       h("span", { class: `team-${other}` }, t("table.score", { team: t("team.opponents"), n: match.totals[other] })),
     ),
     h("span", { class: "chip", "data-testid": "match-round" }, t("table.round", { n: match.round })),
-    h("span", { class: "chip", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
-    h("span", { class: "chip" }, t(`variant.${match.variant}`)),
+    h("span", { class: "chip chip-detail", "data-testid": "match-mode" }, t(`mode.${match.mode}`)),
+    h("span", { class: "chip chip-detail" }, t(`variant.${match.variant}`)),
     match.mode === "arena" && match.stake ? h("span", { class: "chip" }, t("table.stake", { n: match.stake })) : null,
     match.practice ? h("span", { class: "chip chip-practice", "data-testid": "practice-badge", title: t("table.practiceHint") }, t("table.practice")) : null,
   ];
@@ -268,7 +268,7 @@ function meldEl(state, meld, team, mine, on) {
     ? [tileEl(meld.tiles[0], { size: "small" }), h("span", { class: "meld-times", "data-testid": "meld-count" }, `×${size}`)]
     : meld.tiles.map((tile) => tileEl(tile, { size: "small" }));
   const props = {
-    class: `meld${compact ? " compact" : ""}${stripe ? ` stripe-${stripe}` : ""}${meld.canasta ? " canasta" : ""}${targeted ? " target" : ""}`,
+    class: `meld${compact ? " compact" : ""}${stripe ? ` stripe-${stripe}` : ""}${meld.canasta ? ` canasta canasta-${meld.canasta}` : ""}${targeted ? " target" : ""}`,
     "data-testid": `meld-${team}-${meld.rank}`,
     "data-rank": meld.rank,
     "data-size": size,
@@ -276,7 +276,18 @@ function meldEl(state, meld, team, mine, on) {
     "data-compact": compact ? "true" : "false",
     "aria-label": `${t("meld.aria", { rank: String(meld.rank), n: size })}, ${kind}`,
   };
+  // The summary stands for the tiles where there is no room for them (style.css: phones):
+  // a meld's rank, its size and its wilds are all the play needs; the stripe and a
+  // canasta's fill say the rest.
+  const summary = h(
+    "span",
+    { class: "meld-sum", "aria-hidden": "true" },
+    h("span", { class: "ms-rank" }, String(meld.rank)),
+    h("span", { class: "ms-n" }, `×${size}`),
+    wilds ? h("span", { class: "ms-wild" }, `★${wilds}`) : null,
+  );
   const inner = [
+    summary,
     h("span", { class: "meld-tiles" }, faces),
     h(
       "span",
