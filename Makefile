@@ -67,7 +67,7 @@ $(PLAY_STAMP):
 	@touch $@
 
 play: $(if $(wildcard $(STAMP)),$(STAMP),$(PLAY_STAMP))
-	$(PY) -m local $(if $(PORT),--port $(PORT)) $(if $(TURN_SECONDS),--turn-seconds $(TURN_SECONDS)) $(if $(VERBOSE),--verbose)
+	$(PY) -m local $(if $(PORT),--port $(PORT)) $(if $(TURN_SECONDS),--turn-seconds $(TURN_SECONDS)) $(if $(INTERMISSION_SECONDS),--intermission-seconds $(INTERMISSION_SECONDS)) $(if $(VERBOSE),--verbose)
 
 demo: $(PLAY_STAMP)
 	$(PY) -m tools.demo $(if $(SEED),--seed $(SEED))

@@ -82,7 +82,12 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
     server, moto_url = start_moto()
     relay = Relay()
     aws = LocalAws(
-        moto_url, relay.deliver, issuer, turn_seconds=args.turn_seconds, close=relay.close
+        moto_url,
+        relay.deliver,
+        issuer,
+        turn_seconds=args.turn_seconds,
+        intermission_seconds=args.intermission_seconds,
+        close=relay.close,
     )
     settings = aws.settings
     ledger = ledger_handler.service()
@@ -135,6 +140,7 @@ async def serve(args: argparse.Namespace, out: TextIO) -> None:
                 f"  operators       http://{args.host}:{args.port}{OPERATOR_PATH} "
                 f"(python -m ops --local {moto_url} --gateway http://{args.host}:{args.port})",
                 f"  turn timer      {args.turn_seconds} s",
+                f"  between rounds  {settings.intermission_seconds} s, or until everyone continues",
                 f"  bots            {'fill waiting queues' if args.bots else 'off'}",
                 "Press Ctrl-C to stop.",
             ]
@@ -159,6 +165,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--turn-seconds", type=int, default=60)
+    parser.add_argument(
+        "--intermission-seconds",
+        type=int,
+        default=None,
+        help="how long a round's result stays before the next round (default 20)",
+    )
     parser.add_argument(
         "--no-bots", dest="bots", action="store_false", help="do not fill waiting queues with bots"
     )

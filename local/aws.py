@@ -225,6 +225,7 @@ class LocalAws:
         issuer: LocalIssuer,
         turn_seconds: int = 60,
         *,
+        intermission_seconds: int | None = None,
         functions: Mapping[str, FunctionSpec] = FUNCTIONS,
         timing: Mapping[str, Any] | None = None,
         close: Close | None = None,
@@ -236,6 +237,8 @@ class LocalAws:
         self.endpoint = ConnectionsEndpoint(deliver, close=close).start()
         self.environment = base_environment(moto_url, self.endpoint.url, issuer)
         self.environment["CANASTA_TURN_SECONDS"] = str(turn_seconds)
+        if intermission_seconds is not None:
+            self.environment["CANASTA_INTERMISSION_SECONDS"] = str(intermission_seconds)
         self.environment["CANASTA_RECORD_SECONDS"] = str(record_seconds(functions))
         os.environ.update(self.environment)
         self.settings = Settings()

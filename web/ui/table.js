@@ -47,6 +47,7 @@ export function renderTable(state, conn, on) {
   const screen = $("table-screen");
   screen.dataset.version = String(state.view.version);
   screen.dataset.phase = state.view.view.phase;
+  screen.dataset.round = String(state.view.match.round);
   screen.dataset.myTurn = state.view.view.turn === state.view.seat && !state.elsewhere ? "true" : "false";
   renderMatchInfo(state);
   renderPhrases(on);
