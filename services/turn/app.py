@@ -149,15 +149,25 @@ class TurnService:
 
         guarded(self._telemetry, refuse, handle, body)
 
-    def say(self, player_id: str, connection_id: str, message: Say) -> None:
-        """A quick message from the player's own seat to everyone at the table."""
-        table = self._store.get_table(message.table_id)
+    def _seated(
+        self, player_id: str, connection_id: str, table_id: str, cid: str | None
+    ) -> tuple[TableRecord, int] | None:
+        """The table and the player's seat at it; else ``not_seated`` is answered."""
+        table = self._store.get_table(table_id)
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
             self._answers.refuse(
-                connection_id, "not_seated", "you have no seat at this table", cid=message.cid
+                connection_id, "not_seated", "you have no seat at this table", cid=cid
             )
+            return None
+        return table, seat
+
+    def say(self, player_id: str, connection_id: str, message: Say) -> None:
+        """A quick message from the player's own seat to everyone at the table."""
+        seated = self._seated(player_id, connection_id, message.table_id, message.cid)
+        if seated is None:
             return
+        table, seat = seated
         if table.connections.get(seat) not in (None, connection_id):
             self._answers.elsewhere(connection_id, message.cid)
             return
@@ -170,13 +180,10 @@ class TurnService:
     def continue_match(self, player_id: str, connection_id: str, message: ContinueMatch) -> None:
         """The player has read the round's result (``Intermissions.continue_match``)."""
         self._telemetry.annotate(table_id=message.table_id)
-        table = self._store.get_table(message.table_id)
-        seat = table.seat_of(player_id) if table else None
-        if table is None or seat is None:
-            self._answers.refuse(
-                connection_id, "not_seated", "you have no seat at this table", cid=message.cid
-            )
+        seated = self._seated(player_id, connection_id, message.table_id, message.cid)
+        if seated is None:
             return
+        table, seat = seated
         if not self._current(table.connections.get(seat), player_id, connection_id):
             self._answers.elsewhere(connection_id, message.cid)
             return
