@@ -272,7 +272,12 @@ function openDialog() {
   const el = renderDialog(state);
   if (!el) return;
   if (typeof el.showModal === "function") {
-    if (!el.open) el.showModal();
+    if (!el.open) {
+      el.showModal();
+      // Opening focuses its buttons, which scrolls a long result to its end: it is read
+      // from the top (who went out), the buttons staying in reach below.
+      el.scrollTop = 0;
+    }
   } else el.setAttribute("open", "");
 }
 

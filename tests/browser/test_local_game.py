@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ import pytest
 from local.issuer import player_id_for
 from services.common import constants
 from services.common.dynamo_storage import DynamoStorage, from_item
-from services.common.records import TableRecord, table_key
+from services.common.records import LogEntry, TableRecord, table_key
 from services.common.store import GameStore
 from services.common.unit_of_work import Committed, Equals, Update
 from shared_engine.state import RoundState, dumps, from_json, loads, team_of, to_json
@@ -156,7 +156,8 @@ def free_port() -> int:
 class LocalStack:
     """``python -m local`` in a subprocess; its output is kept for failure reports."""
 
-    def __init__(self) -> None:
+    def __init__(self, **environment: str) -> None:
+        """``environment``: settings of the services (``CANASTA_…``) for this stack."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.aws_url: str | None = None
@@ -170,7 +171,7 @@ class LocalStack:
             stderr=subprocess.STDOUT,
             text=True,
             bufsize=1,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **environment},
             start_new_session=True,
         )
         self._reader = threading.Thread(target=self._read, name="local-stack-output", daemon=True)
@@ -248,6 +249,10 @@ class Games:
         table = self._store.get_table(table_id)
         assert table is not None, table_id
         return table
+
+    def logs(self, table_id: str) -> tuple[LogEntry, ...]:
+        """Every move the server logged at the table, every round's, in order."""
+        return self._store.records(table_id).logs
 
     def read(self, table_id: str) -> tuple[int, RoundState]:
         table = self.table(table_id)
@@ -495,8 +500,9 @@ class Player:
     def version(self) -> int:
         return int(self.page.get_attribute('[data-testid="table-screen"]', "data-version") or 0)
 
-    def sit_down(self) -> None:
-        """Sign in and start a quick one-round table; bots take the other seats."""
+    def sit_down(self, mode: str = "one_round", lobby: Callable[[], None] | None = None) -> None:
+        """Sign in and start a quick table of ``mode``; bots take the other seats.
+        ``lobby``: called once the lobby is shown, before the table is asked for."""
         page = self.page
         started = time.monotonic()
         page.goto(self.stack.url)
@@ -508,14 +514,16 @@ class Player:
         page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
         page.wait_for_selector('[data-testid="connection-status"][data-state="online"]')
         self.timed("sign-in to lobby online", started)
-        page.check('#quick-form input[name="mode"][value="one_round"]', force=True)
+        if lobby is not None:
+            lobby()
+        page.check(f'#quick-form input[name="mode"][value="{mode}"]', force=True)
         page.check('#quick-form input[name="variant"][value="twos-meld"]', force=True)
         started = time.monotonic()
         self.press('[data-testid="quick-start-button"]')
         page.wait_for_selector('[data-testid="hand-tile"]', timeout=TABLE_FORMED_MS)
         self.timed("start to first hand", started)
-        mode = page.inner_text('[data-testid="match-mode"]')
-        assert mode == self.en["mode.one_round"], seen(page, "mode")
+        shown = page.inner_text('[data-testid="match-mode"]')
+        assert shown == self.en[f"mode.{mode}"], seen(page, "mode")
 
         tables = self.games.table_ids()
         assert len(tables) == 1, f"tables in the games table: {tables}; {seen(page, 'tables')}"

@@ -1154,6 +1154,26 @@ def test_round_result_between_rounds(open_client: Callable[..., Any], server: Se
     assert page.inner_text('[data-testid="match-round"]') == "Round 3"
 
 
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (360, 640), (844, 390)])
+def test_continue_and_who_went_out_are_in_reach_on_a_phone(
+    open_client: Callable[..., Any], server: Server, width: int, height: int
+) -> None:
+    """However long the result, its buttons stay on screen (the result scrolls under them)
+    and it opens at its top, with who went out."""
+    page = open_client(width=width, height=height, touch=True)
+    at_table(page, server)
+    until = time.time() + 25
+    server.push(round_over(4, 1, until=until, continued=[], awaited=[1, 3]))
+    server.push(round_result(1, until))
+    page.wait_for_selector('[data-testid="round-continue"]', state="visible")
+    page.wait_for_timeout(200)
+    for selector in ('[data-testid="round-continue"]', '[data-testid="round-went-out"]'):
+        box = page.locator(selector).bounding_box()
+        assert box is not None, selector
+        inside = box["y"] >= 0 and box["y"] + box["height"] <= height
+        assert inside and box["x"] + box["width"] <= width, (selector, box)
+
+
 def test_round_result_again_after_a_reload(open_client: Callable[..., Any], server: Server) -> None:
     """A reload during the intermission shows the result again (the server sends it after
     the sync's view); closing it early says Continue."""
