@@ -474,13 +474,10 @@ function bind() {
   });
   setInterval(tick, 250);
 
-  // The docked hand's and the header's heights, for the layout (style.css: --dock-h, --top-h).
+  // The header's height, for the layout under it (style.css: --top-h).
   const sizes = new ResizeObserver(() => {
-    const root = document.documentElement.style;
-    root.setProperty("--dock-h", `${$("dock").offsetHeight}px`);
-    root.setProperty("--top-h", `${document.querySelector(".topbar").offsetHeight}px`);
+    document.documentElement.style.setProperty("--top-h", `${document.querySelector(".topbar").offsetHeight}px`);
   });
-  sizes.observe($("dock"));
   sizes.observe(document.querySelector(".topbar"));
 }
 

@@ -189,7 +189,7 @@ class PacedPlayer(Player):
         started = time.monotonic()
         page.reload()
         page.wait_for_selector('[data-testid="hand-tile"]', timeout=UI_MS)
-        page.wait_for_function(f"() => {LOG_JS}().length >= {len(before)}", timeout=UI_MS)
+        page.wait_for_function(f"() => ({LOG_JS})().length >= {len(before)}", timeout=UI_MS)
         self.timed("reload to the table", started)
         after = page.evaluate(LOG_JS)
         assert after[: len(before)] == before, f"{before} -> {after}; {seen(page, 'reload')}"
