@@ -78,6 +78,9 @@ class AutoPlay:
             gone = self._views.push_views(
                 table, applied.last_action or None, state, applied.reply, applied.moves
             )
+            # Answered: if the next turns' write loses a race, the views pushed once more
+            # after it must not answer the sender's message a second time.
+            applied.reply = None
             watched = any(c is not None for c in table.connections.values())
             nxt = self.play_turns(table, state, stretch=not watched)
             if nxt is None:

@@ -856,3 +856,23 @@ def test_sync_restores_the_round_s_move_log(
     turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
     ((_, answer),) = pusher.sent
     assert answer["log"] == seen and answer["moves"] == []
+
+
+def test_a_move_is_answered_once_when_the_bots_turn_after_it_loses_a_race(
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The views after the move answer its ``cid``; the bot's turn that follows is written
+    by another invocation first (its write refused): the sender still hears one answer."""
+    state = start_round(SEED)
+    bot = SeatPlayer(player_id="bot-2", name="Bob bot", bot=True, level="easy")
+    put_table(store, "t1", state, seats={**PLAYERS, 2: bot}, connections={1: "c1", 2: None})
+    seat_everyone(presence, "t1")
+    monkeypatch.setattr(turn._autoplay, "play_turns", lambda *args, **kwargs: None)
+    move = _play("t1", 1, _discard(state, 1)).model_copy(update={"cid": "m-1"})
+    turn.receive(("p1", "P1"), "c1", move.model_dump_json(exclude_none=True))
+    answers = [m for c, m in pusher.sent if c == "c1" and m.get("cid") == "m-1"]
+    assert [m["type"] for m in answers] == ["view"]
