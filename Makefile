@@ -75,9 +75,9 @@ demo: $(PLAY_STAMP)
 simulate: $(PLAY_STAMP)
 	$(PY) -m tools.simulate --matches $(or $(MATCHES),200) --seed $(or $(SEED),1)
 
-# The tiers wait on sockets, timers and a browser as well as compute: three workers keep two
+# The tiers wait on sockets, timers and a browser as well as compute: four workers keep two
 # cores busy (WORKERS=0 runs them in this process). mypy runs beside them.
-WORKERS ?= 3
+WORKERS ?= 4
 
 test: install
 	$(PY) -m ruff check .

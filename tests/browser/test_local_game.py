@@ -102,22 +102,6 @@ SHOWN_JS = """() => ({
     document.querySelector(`[data-testid="seat-count-${n}"]`).dataset.count)])),
   stock: document.querySelector('[data-testid="stock-count"]').textContent.trim(),
 })"""
-# Every tile of the hand and every action button inside the viewport, none scrolled away.
-HAND_ON_SCREEN_JS = """() => [...document.querySelectorAll(
-    '[data-testid="hand-tile"], #actions button')].every((e) => {
-  const r = e.getBoundingClientRect();
-  return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
-})"""
-ROUND_S = 420
-# The log's entries after a version: seat, move and the sentence shown.
-LOG_SINCE_JS = """v => [...document.querySelectorAll('[data-testid="log-entry"]')]
-  .filter((e) => Number(e.dataset.version) > v)
-  .map((e) => ({seat: e.dataset.seat, type: e.dataset.type, text: e.textContent}))"""
-LAST_DISCARD_JS = """s => Math.max(0, ...[...document.querySelectorAll('[data-testid="log-entry"]')]
-  .filter((e) => e.dataset.seat === String(s) && e.dataset.type === 'discard')
-  .map((e) => Number(e.dataset.version)))"""
-"""The version of the seat's last discard, from the log: the table's version may already be
-past it when it is read (the next seat's turn pushed in the meantime)."""
 VERSION_ABOVE_JS = (
     "v => Number(document.getElementById('table-screen').dataset.version) > v"
     " && !document.getElementById('actions').classList.contains('busy')"
@@ -473,7 +457,6 @@ class Player:
         self.table_id = ""
         self.seat = 0
         self.touch = False  # tap (a phone's touch events) rather than click
-        self.last_discard = 0  # the version this seat's last discard made
         self.timings: dict[str, list[float]] = {}
 
     def press(self, selector: str) -> None:
@@ -829,76 +812,6 @@ def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
             with contextlib.suppress(Exception):
                 version, state = games.read(player.table_id)
                 exc.add_note(f"the server holds version {version}: {dumps(state)}")
-            exc.add_note(f"python -m local said:\n{stack.tail()}")
-            raise
-        finally:
-            context.close()
-            browser.close()
-
-
-def test_a_whole_round_on_a_phone_by_touch(stack: LocalStack) -> None:
-    """390x844 with touch events: a one-round match from sign-in to the match's result,
-    every move a tap; the hand stays on screen. The timings go to artifacts/browser/."""
-    assert stack.aws_url is not None and sync_api is not None
-    games = Games(stack.aws_url)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(
-            viewport={"width": 390, "height": 844}, locale="en-US", has_touch=True, is_mobile=True
-        )
-        page = context.new_page()
-        page.set_default_timeout(UI_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        player = Player(page, stack, games)
-        player.touch = True
-        try:
-            player.sit_down()
-            snap(page, "phone-first-hand")
-            hand_shown = page.evaluate(HAND_ON_SCREEN_JS)
-            assert hand_shown, seen(page, "phone-hand-off-screen")
-            deadline = time.monotonic() + ROUND_S
-            turns = 0
-            between: list[dict[str, Any]] = []
-            while (phase := player.my_turn()) != "round_over":
-                assert time.monotonic() < deadline, f"the round goes on; {seen(page, 'long')}"
-                assert page.evaluate(HAND_ON_SCREEN_JS), seen(page, f"phone-turn-{turns}")
-                if turns == 2 and not between:
-                    between = page.evaluate(LOG_SINCE_JS, arg=player.last_discard)
-                    snap(page, "phone-move-log")
-                if phase == "draw":
-                    player.draw()
-                else:
-                    player.discard()
-                    player.last_discard = page.evaluate(LAST_DISCARD_JS, arg=player.seat)
-                    turns += 1
-            # Between two of this seat's turns, the log showed each bot's draw and discard.
-            seats = {entry["seat"] for entry in between if entry["seat"] != str(player.seat)}
-            kinds = {entry["type"] for entry in between}
-            assert len(seats) == 3 and {"draw", "discard"} <= kinds, between
-            assert all(e["text"] and "{" not in e["text"] for e in between), between
-            _, state = games.read(player.table_id)
-            assert state.round_over, seen(page, "round-over")
-            page.wait_for_selector('[data-testid="round-result"]', state="visible")
-            snap(page, "phone-round-result")
-            page.tap('[data-testid="round-result-close"]')
-            page.wait_for_selector('[data-testid="match-result"]', state="visible")
-            assert page.inner_text('[data-testid="match-verdict"]'), seen(page, "verdict")
-            snap(page, "phone-match-result")
-            page.tap('[data-testid="match-result-lobby"]')
-            page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
-            assert turns > 0 and errors == [], (turns, errors)
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            timings = {
-                name: {"n": len(v), "median_s": sorted(v)[len(v) // 2], "max_s": max(v)}
-                for name, v in player.timings.items()
-            }
-            (ARTIFACTS / "phone-timings.json").write_text(json.dumps(timings, indent=2) + "\n")
-            print(json.dumps(timings))
-        except BaseException as exc:
-            exc.add_note(seen(page, "phone-failure"))
             exc.add_note(f"python -m local said:\n{stack.tail()}")
             raise
         finally:

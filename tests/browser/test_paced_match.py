@@ -80,6 +80,15 @@ OFF_SCREEN_JS = """() => {
     elements.filter((e) => !shown(e) || !inside(e))
       .map((e) => (e && e.dataset.testid) || 'missing')]));
 }"""
+# The log's entries after a version: seat, move and the sentence shown.
+LOG_SINCE_JS = """v => [...document.querySelectorAll('[data-testid="log-entry"]')]
+  .filter((e) => Number(e.dataset.version) > v)
+  .map((e) => ({seat: e.dataset.seat, type: e.dataset.type, text: e.textContent}))"""
+LAST_DISCARD_JS = """s => Math.max(0, ...[...document.querySelectorAll('[data-testid="log-entry"]')]
+  .filter((e) => e.dataset.seat === String(s) && e.dataset.type === 'discard')
+  .map((e) => Number(e.dataset.version)))"""
+"""The version of the seat's last discard, from the log: the table's version may already be
+past it when it is read (the next seat's turn pushed in the meantime)."""
 LOG_JS = """() => [...document.querySelectorAll('[data-testid="log-entry"]')].map((e) =>
   [Number(e.dataset.version), e.dataset.seat, e.dataset.type])"""
 ROUND_JS = "() => Number(document.getElementById('table-screen').dataset.round || 0)"
@@ -111,6 +120,8 @@ class PacedPlayer(Player):
         self.rng = random.Random(seed)
         self.shots: list[str] = []
         self.turns_checked = 0
+        self.between: list[dict[str, str]] = []
+        """The log's entries between two of this seat's turns in round 1."""
 
     def think(self) -> None:
         started = time.monotonic()
@@ -152,10 +163,13 @@ class PacedPlayer(Player):
         arranged = {"meld": round_number != 1, "pile": round_number != 1}
         reloaded = round_number != 2
         discards = 0
+        last_discard = 0
         deadline = time.monotonic() + MATCH_S
         while (phase := self.my_turn()) != "round_over":
             assert time.monotonic() < deadline, seen(self.page, "round-too-long")
             self.everything_on_screen(f"round-{round_number}-{phase}")
+            if round_number == 1 and discards == 2 and not self.between:
+                self.between = self.page.evaluate(LOG_SINCE_JS, arg=last_discard)
             self.think()
             self.still_mine(phase)
             if phase == "first_discard" and round_number == 1:
@@ -176,6 +190,7 @@ class PacedPlayer(Player):
                 self.draw()
                 continue
             self.discard()
+            last_discard = self.page.evaluate(LAST_DISCARD_JS, arg=self.seat)
             discards += 1
             if not reloaded and discards == 2:
                 self.reload_keeps_the_log()
@@ -265,6 +280,15 @@ def test_a_three_round_match_on_a_phone_at_a_person_s_pace(paced_stack: LocalSta
             sheet = page.locator('[data-testid="score-sheet"] [data-testid^="sheet-round-"]')
             assert sheet.count() == round_number, seen(page, "score-sheet")
             player.shoot("match-result")
+            # Between two of this seat's turns, the log showed each other seat's draw and
+            # discard, each in words.
+            between = player.between
+            others = {entry["seat"] for entry in between if entry["seat"] != str(player.seat)}
+            kinds = {entry["type"] for entry in between}
+            assert len(others) == 3 and {"draw", "discard"} <= kinds, between
+            assert all(e["text"] and "{" not in e["text"] for e in between), between
+            player.press('[data-testid="match-result-lobby"]')
+            page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
             logs = games.logs(player.table_id)
             auto = [e for e in logs if e.seat == player.seat and e.auto]
             assert auto == [], f"moves of the player auto-played: {auto}"
