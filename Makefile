@@ -95,7 +95,7 @@ test-types: install
 	$(PY) -m mypy
 
 test-tiers: install
-	$(PY) -m pytest -n $(WORKERS) --durations=20
+	$(PY) -m pytest -n $(WORKERS) --dist loadgroup --durations=20
 
 lint: install
 	$(PY) -m ruff check .

@@ -26,6 +26,15 @@ from tests.infra._support import (
 )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of the synthesis runs in one xdist worker (``--dist loadgroup``): a worker
+    that needs it synthesizes the three stacks, about a CPU-minute under load, so one worker
+    doing it instead of each of them is minutes of the suite's CPU."""
+    for item in items:
+        if "synthesis" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("synthesis"))
+
+
 @pytest.fixture(scope="session")
 def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
     if not HAVE_CDK:

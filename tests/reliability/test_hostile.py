@@ -30,7 +30,7 @@ from typing import Any
 
 import jwt
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from local.dispatcher import LambdaContext, load
@@ -186,8 +186,11 @@ def check_no_leak(live: Live, seat: int, reply: dict[str, Any], body: str) -> No
         public.update(NAMES[t] for t in team)
     # Tile kinds: a view names its own tiles many times (legal actions), which is fine; a
     # refusal may quote what was sent, read as text (``"\u00072R"`` in the frame is the
-    # characters BEL, 2, R once decoded, which the reply quotes decoded).
-    allowed = set(own) | set(public) | set(named_tiles(body)) | set(named_tiles(decoded(body)))
+    # characters BEL, 2, R once decoded, which the reply quotes decoded, or escaped as
+    # Python writes it: ``'\x13K'`` names 13K).
+    sent = decoded(body)
+    quoted = set(named_tiles(body)) | set(named_tiles(sent)) | set(named_tiles(repr(sent)))
+    allowed = set(own) | set(public) | quoted
     named = set(named_tiles(reply))
     assert named <= allowed, f"seat {seat} was told of {named - allowed}: {reply}"
     view = reply.get("view")
@@ -320,6 +323,9 @@ def test_hostile_plays_are_refused_and_change_nothing(live: Live, data: st.DataO
         st.text(min_size=1, max_size=10).filter(lambda k: k != "action"), JSON, max_size=4
     ),
 )
+# The refusal quotes the action as Python writes it, ``'\x13K'``: the tile it seems to name
+# came from the sender.
+@example(seat=1, action=["\x13K"], fields={})
 def test_unknown_actions_and_wrong_types_are_refused(
     live: Live, seat: int, action: Any, fields: dict[str, Any]
 ) -> None:
