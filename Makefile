@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench figures synth deploy-check preflight fault-sweep clean distclean
+.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench cost figures synth deploy-check preflight fault-sweep clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -108,6 +108,11 @@ fmt: install
 # Engine, cold start, warm handlers on in-process moto, cost per match: docs/performance.md.
 bench: install
 	$(PY) -m benchmarks $(if $(QUICK),--quick)
+
+# The cost of a match per AWS service, this checkout beside earlier ones in one run
+# (docs/performance.md): BEFORE="label=dir ..." (e.g. a git worktree of an earlier commit).
+cost: install
+	$(PY) -m benchmarks.compare --matches $(or $(MATCHES),1) $(foreach b,$(BEFORE),--before $(b))
 
 # The goals' figures (docs/performance.md): bots, engine vs its peer, cold start as deployed.
 figures: install

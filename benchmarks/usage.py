@@ -6,9 +6,10 @@ Every invocation of a played match is put in one of three buckets:
   publishes its ``LOG`` item's events, and the stale turn timer that fires
   once per turn (every turn's schedule fires once; turn ignores it when the
   turn is over). Divided by the actions played.
-* **round**: deal (on ``RoundScored``), score, the turn service's
-  ``RoundStarted``, and the relay of ``ROUND``/``SCORE`` items. Divided by
-  the rounds played.
+* **round**: deal (on ``RoundScored``), score, each player's ``continue``
+  after a round's result (the last one deals the next round), the turn
+  service's ``RoundStarted``, and the relay of ``ROUND``/``SCORE`` items.
+  Divided by the rounds played.
 * **match**: everything done once per match: the authorizer, ``$connect``
   and ``$disconnect``, queueing and the state machine's passes, forming the
   table and dealing its first round (on ``TableFormed``), the ledger's
@@ -77,6 +78,8 @@ def category(invocation: Invocation) -> str:
     function, parts = invocation.function, set(invocation.kind.split("+"))
     if function == "turn.websocket" and invocation.kind.startswith("play"):
         return "action"
+    if function == "turn.websocket" and invocation.kind == "continue":
+        return "round"
     if function == "turn.timers" or (function == "relay.stream" and "LOG" in parts):
         return "action"
     if function == "score.events" or (function == "deal.events" and "RoundScored" in parts):

@@ -37,3 +37,41 @@ def test_lambda_bills_gb_seconds_at_the_functions_memory_and_vcpu_share(function
     assert cost.by_service["Lambda"] == pytest.approx(
         LAMBDA_REQUEST + cost.gb_seconds * LAMBDA_ARM_GB_SECOND
     )
+
+
+def _priced(dollars: dict[str, float], pushes: float) -> dict[str, object]:
+    return {
+        "dollars": dollars,
+        "lambda_typical": dollars["Lambda"] * 2,
+        "usage": {"push_messages": pushes},
+        "errors": 0,
+    }
+
+
+def test_the_comparison_sets_each_checkout_side_by_side_against_the_goals() -> None:
+    """One column per checkout, oldest first; the verdict is the last column's (this one's)
+    total against each kind's goal ($1,500 quick start, $1,800 arena)."""
+    from benchmarks.compare import render
+
+    before = {"Lambda": 0.0002, "API Gateway WebSocket": 0.0014}
+    after = {"Lambda": 0.0001, "API Gateway WebSocket": 0.0013}
+    results = {
+        "before": {"quick start": _priced(before, 1049), "arena": _priced(before, 1049)},
+        "now": {"quick start": _priced(after, 700), "arena": _priced(after, 700)},
+    }
+    text = render(results, 1)
+    lines = text.splitlines()
+    assert lines[0].split()[-2:] == ["before", "now"]
+    total = next(line for line in lines if line.strip().startswith("total"))
+    assert total.split()[-2:] == ["1,600", "1,400"]
+    typical = next(line for line in lines if "typical" in line)
+    assert typical.split()[-2:] == ["1,800", "1,500"]
+    pushes = next(line for line in lines if "pushed" in line)
+    assert pushes.split()[-2:] == ["1,049", "700"]
+    verdicts = [line.strip() for line in lines if line.strip().startswith("goal")]
+    assert verdicts == [
+        "goal <= $1,500 per million: ok",
+        "goal <= $1,800 per million: ok",
+    ]
+    results["now"]["quick start"] = _priced(before, 700)
+    assert "goal <= $1,500 per million: OVER GOAL" in render(results, 1)
