@@ -65,7 +65,7 @@ def test_other_push_errors_are_raised(management: tuple[Any, Stubber]) -> None:
 
 def test_events_are_published_in_batches_of_ten() -> None:
     client = _client("events")
-    events = [Outbound("ActionApplied", {"n": i}, "canasta.turn") for i in range(23)]
+    events = [Outbound("RoundEnded", {"n": i}, "canasta.turn") for i in range(23)]
     with Stubber(client) as stubber:
         for size in (10, 10, 3):
             stubber.add_response(

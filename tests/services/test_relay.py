@@ -39,9 +39,9 @@ def _event(detail_type: str, n: int) -> dict[str, Any]:
 
 
 def test_only_inserted_items_with_an_outbox_carry_events() -> None:
-    events = [_event("ActionApplied", 1), _event("RoundEnded", 2)]
+    events = [_event("RoundStarted", 1), _event("RoundEnded", 2)]
     assert [e.detail_type for e in outbox_of(_record("1", "INSERT", events))] == [
-        "ActionApplied",
+        "RoundStarted",
         "RoundEnded",
     ]
     assert outbox_of(_record("2", "MODIFY", events)) == []
@@ -55,16 +55,16 @@ def test_events_are_published_in_stream_order() -> None:
     publisher = RecordingPublisher()
     relay = RelayService(publisher, RecordingTelemetry())
     records = [
-        _record("1", events=[_event("ActionApplied", 1)]),
-        _record("2", "MODIFY", events=[_event("ActionApplied", 99)]),
+        _record("1", events=[_event("RoundStarted", 1)]),
+        _record("2", "MODIFY", events=[_event("RoundStarted", 99)]),
         _record("3", sk="TABLE"),
-        _record("4", events=[_event("ActionApplied", 2), _event("RoundEnded", 3)]),
+        _record("4", events=[_event("RoundStarted", 2), _event("RoundEnded", 3)]),
         _record("5", events=[_event("RoundScored", 4)]),
     ]
     assert relay.relay(records) == []
     assert [(e.detail_type, e.detail["n"]) for e in publisher.published] == [
-        ("ActionApplied", 1),
-        ("ActionApplied", 2),
+        ("RoundStarted", 1),
+        ("RoundStarted", 2),
         ("RoundEnded", 3),
         ("RoundScored", 4),
     ]
@@ -77,10 +77,10 @@ def test_a_failure_stops_the_batch_and_reports_the_rest_from_that_record() -> No
     telemetry = RecordingTelemetry()
     relay = RelayService(publisher, telemetry)
     records = [
-        _record("1", events=[_event("ActionApplied", 1)]),
+        _record("1", events=[_event("RoundStarted", 1)]),
         _record("2", "MODIFY"),
-        _record("3", events=[_event("ActionApplied", 2)]),
-        _record("4", events=[_event("ActionApplied", 3)]),
+        _record("3", events=[_event("RoundStarted", 2)]),
+        _record("4", events=[_event("RoundStarted", 3)]),
     ]
     assert relay.relay(records) == ["3", "4"]
     assert [e.detail["n"] for e in publisher.published] == [1]
@@ -97,8 +97,8 @@ def test_the_handler_reports_only_the_first_failed_sequence_number(
     )
     records = [
         _record("10", "MODIFY"),
-        _record("11", events=[_event("ActionApplied", 1)]),
-        _record("12", events=[_event("ActionApplied", 2)]),
+        _record("11", events=[_event("RoundStarted", 1)]),
+        _record("12", events=[_event("RoundStarted", 2)]),
     ]
     result = relay_handler.stream({"Records": list(map(_streamed, records))}, _Context())
     assert result == {"batchItemFailures": [{"itemIdentifier": "11"}]}
