@@ -417,6 +417,14 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
 }
 """Bus consumer (its queue, ``canasta-<consumer>``) → the detail-types its rule matches."""
 
+OUTSIDE_READERS: dict[str, str] = {
+    "LedgerSettled": "readers of the accounts the platform's other modes share (the points "
+    "each match moved: the design's ledger announces every booking), one event a match",
+}
+"""Detail-types no rule of the stack routes, each published for readers outside it, and
+why. Every event costs its PutEvents (and, from an outbox, a relay invocation), so an
+event is either consumed here or listed here (``tests/test_manifest.py``)."""
+
 
 def consumer_pattern(consumer: str) -> dict[str, Any]:
     """The rule's event pattern: each detail-type only from the service that emits it.

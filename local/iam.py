@@ -23,8 +23,9 @@ evaluates the calls itself, before they are sent:
   is recorded in ``denials``; a call this module cannot map is denied too, so
   a new kind of call is modelled before it is trusted (AWS fails only the
   denied entries of a ``PutEvents``, ``NotAuthorizedForSourceException`` or
-  ``…DetailTypeException`` in the answer's entries; the publisher raises on
-  any failed entry, so denying the whole call changes nothing a handler does);
+  ``…DetailTypeException`` in the answer's entries; the publisher raises at
+  the first failed entry, so denying the whole call only makes the relay retry
+  from an earlier record, and every harness fails on a denial anyway);
 - a request to the operators' function URL (the local gateway's) is authorized
   for the operator's role its signature's access key names, as
   ``lambda:InvokeFunctionUrl`` and ``lambda:InvokeFunction`` with their

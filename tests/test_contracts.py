@@ -117,10 +117,10 @@ def test_a_tampered_sample_is_refused(path: Path) -> None:
 
 
 def test_a_sample_with_a_bad_value_is_refused() -> None:
-    raw = _samples()["ActionApplied"]
-    for seat in (0, 5):
+    raw = _samples()["RoundStarted"]
+    for dealer in (0, 5):
         broken = copy.deepcopy(raw)
-        broken["detail"]["seat"] = seat
+        broken["detail"]["dealer"] = dealer
         with pytest.raises(ValidationError):
             EventEnvelope.model_validate(broken).parsed()
 
@@ -164,7 +164,7 @@ def test_the_samples_round_is_verifiable() -> None:
     assert len(scored["commitment"]) == 64 and int(scored["commitment"], 16) >= 0
     assert s["RoundStarted"]["commitment"] == scored["commitment"]
     assert commitment(scored["seed"], shuffled(scored["seed"])) == scored["commitment"]
-    assert s["RoundStarted"]["version"] < s["ActionApplied"]["version"] < s["RoundEnded"]["version"]
+    assert s["RoundStarted"]["version"] < s["RoundEnded"]["version"]
     for team, score in scored["scores"].items():
         parts = sum(v for k, v in score.items() if k != "total")
         assert parts == score["total"] == scored["totals"][team]
@@ -182,9 +182,9 @@ def test_a_schema_names_its_source_and_consumers() -> None:
     assert scored["x-source"] == "canasta.score"
     assert scored["x-consumers"] == ["canasta-deal"]
     assert "canasta-deal" in scored["description"]
-    applied = events.event_schema("ActionApplied")
-    assert applied["x-consumers"] == []
-    assert events.OBSERVERS in applied["description"]
+    settled = events.event_schema("LedgerSettled")
+    assert settled["x-consumers"] == []
+    assert manifest.OUTSIDE_READERS["LedgerSettled"] in settled["description"]
 
 
 # --- generated files ----------------------------------------------------------------------

@@ -155,6 +155,18 @@ def test_every_event_is_put_on_the_bus_by_one_function_under_its_emitter_s_sourc
     }
 
 
+def test_every_event_is_read_by_a_consumer_or_by_the_readers_it_is_listed_for() -> None:
+    """An event nobody reads still costs its PutEvents and, from an outbox, a relay
+    invocation: each detail-type is routed by a rule here, or listed with the reason it is
+    published for readers outside the stack (and leaves that list once a rule routes it)."""
+    consumed = {d for types in manifest.CONSUMERS.values() for d in types}
+    outside = set(manifest.OUTSIDE_READERS)
+    assert set(events.EMITTERS) - consumed - outside == set(), "published, read by nobody"
+    assert outside <= set(events.EMITTERS), "listed, but nobody emits it"
+    assert consumed & outside == set(), "consumed here: no longer only for outside readers"
+    assert all(reason.strip() for reason in manifest.OUTSIDE_READERS.values())
+
+
 def test_a_function_may_publish_only_its_own_service_s_events() -> None:
     spec = manifest.FUNCTIONS["ledger-events"]
     with pytest.raises(ValueError, match="ledger does not emit MatchEnded"):

@@ -12,7 +12,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from services.common.dynamo import error_code
@@ -97,32 +97,84 @@ class ApiGatewayPusher:
 
 
 class Publisher(Protocol):
-    def publish(self, events: Sequence[Outbound]) -> None: ...
+    def publish(self, events: Sequence[Outbound]) -> None:
+        """Put the events on the bus in order, or raise; ``Unpublished`` says how many of
+        them, from the first, the bus took before it stopped."""
+        ...
+
+
+class Unpublished(RuntimeError):
+    """The bus took only the first ``published`` of the events, in order: an entry it
+    refused (its ``ErrorCode``), or a call that failed, stopped the rest. Entries after
+    the refused one in the same call may have been taken too."""
+
+    def __init__(self, published: int, reason: str) -> None:
+        super().__init__(reason)
+        self.published = published
+
+
+PUT_EVENTS_ENTRIES = 10
+"""The most entries one PutEvents call takes."""
+PUT_EVENTS_BYTES = 256 * 1024
+"""The most one PutEvents call's entries may add up to, each counted as EventBridge counts
+it: its ``Source``, ``DetailType`` and ``Detail`` in UTF-8 (and ``Time`` and ``Resources``,
+which these entries never set)."""
 
 
 class EventBridgePublisher:
-    """PutEvents in batches of ten; raises if any entry failed, so the caller retries."""
+    """PutEvents in as few calls as the limits allow (``PUT_EVENTS_ENTRIES`` entries,
+    ``PUT_EVENTS_BYTES``), in order; the first entry the bus does not take raises
+    ``Unpublished``, so the caller retries from there."""
 
     def __init__(self, client: Any, bus: str) -> None:
         self._client = client
         self._bus = bus
 
     def publish(self, events: Sequence[Outbound]) -> None:
-        for start in range(0, len(events), 10):
-            batch = events[start : start + 10]
-            response = self._client.put_events(
-                Entries=[
-                    {
-                        "EventBusName": self._bus,
-                        "Source": e.source,
-                        "DetailType": e.detail_type,
-                        "Detail": json.dumps(e.detail, separators=(",", ":")),
-                    }
-                    for e in batch
-                ]
-            )
-            if response.get("FailedEntryCount"):
-                raise RuntimeError(f"EventBridge refused {response['FailedEntryCount']} event(s)")
+        published = 0
+        for entries in _calls([self._entry(e) for e in events]):
+            try:
+                response = self._client.put_events(Entries=entries)
+            except Exception as exc:
+                raise Unpublished(published, f"PutEvents failed: {exc}") from exc
+            failed = response.get("FailedEntryCount", 0)
+            if failed:
+                answers = response.get("Entries", [])
+                # A failed count without an entry naming its error: trust none of the call.
+                first = next((i for i, a in enumerate(answers) if a.get("ErrorCode")), 0)
+                code = answers[first].get("ErrorCode") if first < len(answers) else None
+                raise Unpublished(
+                    published + first, f"EventBridge refused {failed} event(s), first: {code}"
+                )
+            published += len(entries)
+
+    def _entry(self, event: Outbound) -> dict[str, str]:
+        return {
+            "EventBusName": self._bus,
+            "Source": event.source,
+            "DetailType": event.detail_type,
+            "Detail": json.dumps(event.detail, separators=(",", ":")),
+        }
+
+
+def _size(entry: dict[str, str]) -> int:
+    return sum(len(entry[key].encode()) for key in ("Source", "DetailType", "Detail"))
+
+
+def _calls(entries: Sequence[dict[str, str]]) -> Iterator[list[dict[str, str]]]:
+    """The entries in order, cut into PutEvents calls within both limits. An entry over the
+    size limit on its own still goes, alone: the bus refuses it and says so."""
+    call: list[dict[str, str]] = []
+    size = 0
+    for entry in entries:
+        grown = size + _size(entry)
+        if call and (len(call) == PUT_EVENTS_ENTRIES or grown > PUT_EVENTS_BYTES):
+            yield call
+            call, grown = [], _size(entry)
+        call.append(entry)
+        size = grown
+    if call:
+        yield call
 
 
 class TurnTimers(Protocol):

@@ -77,18 +77,6 @@ class RoundStarted(_Detail):
     version: int
 
 
-class ActionApplied(_Detail):
-    """One action changed a table. Carries only public information: never a drawn tile."""
-
-    table_id: str
-    round: int
-    version: int
-    seat: int = Field(ge=1, le=4)
-    action: dict[str, Any]
-    auto: bool = False
-    """The server played it: for an absent or timed-out seat (TABLE-2) or a bot's seat."""
-
-
 class RoundEnded(_Detail):
     """The last action of a round was applied (OUT-1 going out, or STOCK-1/2); score it."""
 
@@ -168,7 +156,6 @@ EVENT_TYPES: dict[str, type[_Detail]] = {
     for model in (
         TableFormed,
         RoundStarted,
-        ActionApplied,
         RoundEnded,
         RoundScored,
         MatchEnded,
@@ -202,7 +189,6 @@ class EventEnvelope(BaseModel):
 EMITTERS: dict[str, str] = {
     "TableFormed": "matchmaking",
     "RoundStarted": "deal",
-    "ActionApplied": "turn",
     "RoundEnded": "turn",
     "RoundScored": "score",
     "MatchEnded": "score",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.common.adapters import Publisher
+from services.common.adapters import Publisher, Unpublished
 from services.common.frozen import Frozen
 from services.common.records import Outbound, outbox_events
 from services.common.telemetry import Telemetry
@@ -43,19 +43,31 @@ class RelayService:
         self._telemetry = telemetry
 
     def relay(self, records: Sequence[StreamRecord]) -> list[str]:
-        """Publish each record's events in order; returns the sequence numbers that failed.
+        """Publish the batch's events in stream order; returns the sequence numbers to retry.
 
-        Stops at the first failure so that later records are retried after it,
-        keeping one table's events in order.
+        The events of every record go out together, so the publisher packs them into as
+        few PutEvents calls as its limits allow, not one call a record. At the first
+        event the bus did not take, its record and every record after it are returned
+        as failed: the stream retries the batch from there, keeping one table's events
+        in order. The events that record had already got through (and any later entry of
+        the same call the bus took) are then published again; every consumer is
+        idempotent, so the second copy changes nothing.
         """
-        for index, record in enumerate(records):
-            events = outbox_of(record)
-            if not events:
-                continue
-            try:
-                self._publisher.publish(events)
-            except Exception:
-                self._telemetry.warning("publish failed", records_left=len(records) - index)
-                return [r.sequence for r in records[index:]]
-            self._telemetry.count("events_published", len(events))
+        carried = [(i, event) for i, record in enumerate(records) for event in outbox_of(record)]
+        if not carried:
+            return []
+        try:
+            self._publisher.publish([event for _, event in carried])
+        except Exception as exc:
+            published = exc.published if isinstance(exc, Unpublished) else 0
+            first = carried[published][0]
+            self._telemetry.warning(
+                "publish failed",
+                records_left=len(records) - first,
+                events_published=published,
+                error=str(exc),
+            )
+            self._telemetry.count("events_published", published)
+            return [r.sequence for r in records[first:]]
+        self._telemetry.count("events_published", len(carried))
         return []

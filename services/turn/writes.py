@@ -1,9 +1,11 @@
 """The turn service's one write: moves committed at the version they were decided on.
 
 A move by its seat and a stretch of auto-played turns are written alike: the new
-table conditional on the version read, a log entry per move carrying the events
-to publish (``ActionApplied``, ``RoundEnded``), the turn's clock after the moves
-and the postings that pay for them, in one transaction (``commit_actions``).
+table conditional on the version read, a log entry per move, the turn's clock after
+the moves and the postings that pay for them, in one transaction (``commit_actions``).
+The log entry that ends a round carries ``RoundEnded`` for the score service; no other
+move publishes anything, since nothing on the bus reads single moves: the audit, the
+replay, the console and a ``sync``'s move log read the log entries themselves.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.common.adapters import Clock
-from services.common.events import ActionApplied, RoundEnded
+from services.common.events import RoundEnded
 from services.common.ledger import Posting
 from services.common.records import LogEntry, Outbound, TableRecord
 from services.common.store import GameStore
@@ -88,7 +90,7 @@ class MoveWriter:
         entries: list[LogEntry] = []
         for (seat, action, state), shown in zip(moves, public, strict=True):
             wire = action_to_wire(action)
-            events = _events(table, version, seat, wire, state, auto=auto)
+            events = _events(table, version, state)
             logged = {**shown, "version": version}
             entries.append(
                 LogEntry(table.round, state.ply, seat, wire, auto, now, events, public=logged)
@@ -117,31 +119,14 @@ class MoveWriter:
         return Applied(new, public[-1], after, moves=public)
 
 
-def _events(
-    table: TableRecord,
-    version: int,
-    seat: int,
-    wire: dict[str, object],
-    state: RoundState,
-    *,
-    auto: bool,
-) -> tuple[Outbound, ...]:
-    """What a logged move publishes: the move, and the round's end if it went out."""
-    applied = ActionApplied(
+def _events(table: TableRecord, version: int, state: RoundState) -> tuple[Outbound, ...]:
+    """What a logged move publishes: the round's end, if the move ended it."""
+    if not state.round_over:
+        return ()
+    ended = RoundEnded(
         table_id=table.table_id,
         round=table.round,
         version=version,
-        seat=seat,
-        action=wire,
-        auto=auto,
+        went_out=state.went_out,
     )
-    outbox = [Outbound.of(applied)]
-    if state.round_over:
-        ended = RoundEnded(
-            table_id=table.table_id,
-            round=table.round,
-            version=version,
-            went_out=state.went_out,
-        )
-        outbox.append(Outbound.of(ended))
-    return tuple(outbox)
+    return (Outbound.of(ended),)

@@ -67,11 +67,11 @@ def states_by_version(items: list[dict[str, Any]], *, variant: Variant = "twos-m
             entry = by_key[log_key]
             action = json.loads(entry["action"]["S"])
             state, _ = apply(state, int(entry["seat"]["N"]), parse_action(action))
-            (applied,) = events_of([entry], "ActionApplied")
-            if versions[-1] == applied["version"]:
+            version = json.loads(entry["public"]["S"])["version"]
+            if versions[-1] == version:
                 states[-1] = state
             else:
-                versions.append(applied["version"])
+                versions.append(version)
                 states.append(state)
                 rounds.append(number)
         if state.round_over:

@@ -1,4 +1,4 @@
-"""The AWS adapters against botocore's Stubber: 410s, batches, conflicts.
+"""The AWS adapters against botocore's Stubber: 410s, batches, partial failures, conflicts.
 
 They prove the adapters' requests and their reading of the answers, so they stand on
 botocore, outside the use-case tier (whose fakes stand in for these adapters)."""
@@ -12,10 +12,18 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from botocore.stub import ANY, Stubber
+from botocore.stub import Stubber
 
-from services.common.adapters import ApiGatewayPusher, DeadlineTurnTimers, EventBridgePublisher
-from services.common.records import Outbound
+from services.common.adapters import (
+    PUT_EVENTS_BYTES,
+    ApiGatewayPusher,
+    DeadlineTurnTimers,
+    EventBridgePublisher,
+    Unpublished,
+)
+from services.common.records import Outbound, outbox
+from services.common.telemetry import RecordingTelemetry
+from services.relay.app import RelayService, StreamRecord
 
 pytestmark = pytest.mark.integration
 
@@ -63,39 +71,142 @@ def test_other_push_errors_are_raised(management: tuple[Any, Stubber]) -> None:
         ApiGatewayPusher(client).send("c1", {"type": "view"})
 
 
-def test_events_are_published_in_batches_of_ten() -> None:
+def _events(count: int, pad: int = 0, first: int = 0) -> list[Outbound]:
+    return [
+        Outbound("RoundEnded", {"n": n, "pad": "x" * pad}, "canasta.turn")
+        for n in range(first, first + count)
+    ]
+
+
+def _entries(events: list[Outbound]) -> list[dict[str, str]]:
+    return [
+        {
+            "EventBusName": "bus",
+            "Source": e.source,
+            "DetailType": e.detail_type,
+            "Detail": json.dumps(e.detail, separators=(",", ":")),
+        }
+        for e in events
+    ]
+
+
+def _taken(count: int) -> dict[str, Any]:
+    return {"FailedEntryCount": 0, "Entries": [{"EventId": f"e{i}"} for i in range(count)]}
+
+
+@pytest.fixture
+def bus() -> Iterator[tuple[Any, Stubber]]:
     client = _client("events")
-    events = [Outbound("ActionApplied", {"n": i}, "canasta.turn") for i in range(23)]
     with Stubber(client) as stubber:
-        for size in (10, 10, 3):
-            stubber.add_response(
-                "put_events", {"FailedEntryCount": 0, "Entries": [{}] * size}, {"Entries": ANY}
-            )
-        EventBridgePublisher(client, "bus").publish(events)
+        yield client, stubber
         stubber.assert_no_pending_responses()
 
 
-def test_a_refused_entry_raises_so_that_the_caller_retries() -> None:
-    client = _client("events")
-    with Stubber(client) as stubber:
-        stubber.add_response(
-            "put_events",
-            {"FailedEntryCount": 1, "Entries": [{"ErrorCode": "InternalFailure"}]},
-            {
-                "Entries": [
-                    {
-                        "EventBusName": "bus",
-                        "Source": "canasta.turn",
-                        "DetailType": "RoundEnded",
-                        "Detail": json.dumps({"n": 1}, separators=(",", ":")),
-                    }
-                ]
-            },
-        )
-        with pytest.raises(RuntimeError):
-            EventBridgePublisher(client, "bus").publish(
-                [Outbound("RoundEnded", {"n": 1}, "canasta.turn")]
-            )
+def test_events_are_published_in_order_in_calls_of_ten(bus: tuple[Any, Stubber]) -> None:
+    client, stubber = bus
+    events = _events(23)
+    for start, size in ((0, 10), (10, 10), (20, 3)):
+        call = events[start : start + size]
+        stubber.add_response("put_events", _taken(size), {"Entries": _entries(call)})
+    EventBridgePublisher(client, "bus").publish(events)
+
+
+def test_a_call_s_entries_stay_within_256_kb(bus: tuple[Any, Stubber]) -> None:
+    """EventBridge counts an entry's Source, DetailType and Detail: four entries of exactly
+    a quarter of the limit fill one call, a byte more starts the next call with the fourth,
+    which the next entries then fill."""
+    client, stubber = bus
+    (probe,) = _entries(_events(1))
+    overhead = sum(len(probe[k]) for k in ("Source", "DetailType", "Detail"))
+    quarter = PUT_EVENTS_BYTES // 4 - overhead
+    exact = _events(4, pad=quarter)
+    stubber.add_response("put_events", _taken(4), {"Entries": _entries(exact)})
+    over = [
+        *_events(3, pad=quarter),
+        *_events(1, pad=quarter + 1, first=3),
+        *_events(2, pad=quarter, first=4),
+    ]
+    stubber.add_response("put_events", _taken(3), {"Entries": _entries(over[:3])})
+    stubber.add_response("put_events", _taken(3), {"Entries": _entries(over[3:])})
+    publisher = EventBridgePublisher(client, "bus")
+    publisher.publish(exact)
+    publisher.publish(over)
+
+
+def test_an_entry_over_the_limit_goes_alone_and_its_refusal_is_raised(
+    bus: tuple[Any, Stubber],
+) -> None:
+    client, stubber = bus
+    events = [*_events(1), *_events(1, pad=PUT_EVENTS_BYTES, first=1)]
+    stubber.add_response("put_events", _taken(1), {"Entries": _entries(events[:1])})
+    stubber.add_client_error(
+        "put_events",
+        service_error_code="ValidationException",
+        http_status_code=400,
+        expected_params={"Entries": _entries(events[1:])},
+    )
+    with pytest.raises(Unpublished) as raised:
+        EventBridgePublisher(client, "bus").publish(events)
+    assert raised.value.published == 1
+
+
+def test_a_refused_entry_names_how_many_events_the_bus_took(bus: tuple[Any, Stubber]) -> None:
+    """Ten taken by the first call, then the second call's second entry refused: eleven."""
+    client, stubber = bus
+    events = _events(13)
+    stubber.add_response("put_events", _taken(10), {"Entries": _entries(events[:10])})
+    answers = [
+        {"EventId": "e10"},
+        {"ErrorCode": "InternalFailure", "ErrorMessage": "try again"},
+        {"EventId": "e12"},
+    ]
+    stubber.add_response(
+        "put_events",
+        {"FailedEntryCount": 1, "Entries": answers},
+        {"Entries": _entries(events[10:])},
+    )
+    with pytest.raises(Unpublished, match="InternalFailure") as raised:
+        EventBridgePublisher(client, "bus").publish(events)
+    assert raised.value.published == 11
+    assert isinstance(raised.value, RuntimeError), "the callers that publish directly retry"
+
+
+def test_a_failed_call_names_the_events_of_the_calls_before_it(
+    bus: tuple[Any, Stubber],
+) -> None:
+    client, stubber = bus
+    events = _events(12)
+    stubber.add_response("put_events", _taken(10), {"Entries": _entries(events[:10])})
+    stubber.add_client_error(
+        "put_events", service_error_code="ThrottlingException", http_status_code=400
+    )
+    with pytest.raises(Unpublished) as raised:
+        EventBridgePublisher(client, "bus").publish(events)
+    assert raised.value.published == 10
+    assert isinstance(raised.value.__cause__, ClientError)
+
+
+def test_the_relay_retries_from_the_record_of_the_first_refused_entry(
+    bus: tuple[Any, Stubber],
+) -> None:
+    """Twelve records of one event each, one PutEvents call for the first ten: the bus
+    refuses the eighth entry, so records 8 to 12 are retried (12 never reached the bus),
+    though the ninth and tenth entries were taken."""
+    client, stubber = bus
+    events = _events(12)
+    records = [
+        StreamRecord("INSERT", str(n), {"pk": "TABLE#t1", "sk": f"S#{n}", **outbox([e])})
+        for n, e in enumerate(events, start=1)
+    ]
+    answers = [{"EventId": f"e{i}"} for i in range(10)]
+    answers[7] = {"ErrorCode": "ThrottlingException", "ErrorMessage": "slow down"}
+    stubber.add_response(
+        "put_events",
+        {"FailedEntryCount": 1, "Entries": answers},
+        {"Entries": _entries(events[:10])},
+    )
+    relay = RelayService(EventBridgePublisher(client, "bus"), RecordingTelemetry())
+    assert relay.relay(records) == ["8", "9", "10", "11", "12"]
 
 
 class _At:

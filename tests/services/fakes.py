@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from services.common.adapters import Unpublished
 from services.common.records import Outbound
 
 
@@ -63,19 +64,21 @@ class RecordingTimers:
 
 
 class RecordingPublisher:
-    """Publishes into a list; raises on the calls whose index is in ``fail_calls``."""
+    """Publishes into a list, a call at a time; ``takes``: the bus takes that many events
+    in all, then refuses the next one (``Unpublished``, as PutEvents refuses an entry)."""
 
-    def __init__(self, fail_calls: Sequence[int] = ()) -> None:
+    def __init__(self, takes: int | None = None) -> None:
         self.published: list[Outbound] = []
-        self.calls = 0
-        self.fail_calls = set(fail_calls)
+        self.calls: list[int] = []
+        """The events handed over by each call."""
+        self.takes = takes
 
     def publish(self, events: Sequence[Outbound]) -> None:
-        call = self.calls
-        self.calls += 1
-        if call in self.fail_calls:
-            raise RuntimeError("EventBridge refused 1 event(s)")
-        self.published.extend(events)
+        self.calls.append(len(events))
+        room = len(events) if self.takes is None else self.takes - len(self.published)
+        self.published.extend(events[: max(room, 0)])
+        if room < len(events):
+            raise Unpublished(max(room, 0), "EventBridge refused 1 event(s)")
 
     def of_type(self, detail_type: str) -> list[dict[str, Any]]:
         return [e.detail for e in self.published if e.detail_type == detail_type]

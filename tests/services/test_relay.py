@@ -1,13 +1,16 @@
-"""The outbox relay: committed inserts carry events, in order, retried from the first failure."""
+"""The outbox relay: committed inserts carry events, a batch's together and in order,
+retried from the record of the first event the bus did not take."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from services.common.dynamo_storage import to_item
+from services.common.records import Outbound
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Item
 from services.relay import handler as relay_handler
@@ -39,10 +42,10 @@ def _event(detail_type: str, n: int) -> dict[str, Any]:
 
 
 def test_only_inserted_items_with_an_outbox_carry_events() -> None:
-    events = [_event("ActionApplied", 1), _event("RoundEnded", 2)]
+    events = [_event("RoundEnded", 1), _event("RoundScored", 2)]
     assert [e.detail_type for e in outbox_of(_record("1", "INSERT", events))] == [
-        "ActionApplied",
         "RoundEnded",
+        "RoundScored",
     ]
     assert outbox_of(_record("2", "MODIFY", events)) == []
     assert outbox_of(_record("3", "REMOVE", events)) == []
@@ -51,57 +54,97 @@ def test_only_inserted_items_with_an_outbox_carry_events() -> None:
     assert outbox_of(StreamRecord("REMOVE", "6")) == []
 
 
-def test_events_are_published_in_stream_order() -> None:
+def test_a_batch_s_events_leave_together_in_stream_order() -> None:
+    """Not a PutEvents call a record: the publisher gets the batch's events at once and
+    packs them into as few calls as PutEvents takes."""
     publisher = RecordingPublisher()
-    relay = RelayService(publisher, RecordingTelemetry())
+    telemetry = RecordingTelemetry()
+    relay = RelayService(publisher, telemetry)
     records = [
-        _record("1", events=[_event("ActionApplied", 1)]),
-        _record("2", "MODIFY", events=[_event("ActionApplied", 99)]),
+        _record("1", events=[_event("RoundStarted", 1)]),
+        _record("2", "MODIFY", events=[_event("RoundStarted", 99)]),
         _record("3", sk="TABLE"),
-        _record("4", events=[_event("ActionApplied", 2), _event("RoundEnded", 3)]),
+        _record("4", events=[_event("RoundStarted", 2), _event("RoundEnded", 3)]),
         _record("5", events=[_event("RoundScored", 4)]),
     ]
     assert relay.relay(records) == []
+    assert publisher.calls == [4]
     assert [(e.detail_type, e.detail["n"]) for e in publisher.published] == [
-        ("ActionApplied", 1),
-        ("ActionApplied", 2),
+        ("RoundStarted", 1),
+        ("RoundStarted", 2),
         ("RoundEnded", 3),
         ("RoundScored", 4),
     ]
     assert all(e.source == "canasta.turn" for e in publisher.published)
+    assert telemetry.metrics["events_published"] == 4
 
 
-def test_a_failure_stops_the_batch_and_reports_the_rest_from_that_record() -> None:
-    # Call 0 publishes record 1, call 1 (record 3) fails.
-    publisher = RecordingPublisher(fail_calls=[1])
+def test_a_batch_without_events_publishes_nothing() -> None:
+    publisher = RecordingPublisher()
+    records = [_record("1", "MODIFY"), _record("2", sk="TABLE"), StreamRecord("REMOVE", "3")]
+    assert RelayService(publisher, RecordingTelemetry()).relay(records) == []
+    assert publisher.calls == []
+
+
+FAILING = [
+    _record("1", events=[_event("RoundStarted", 1)]),
+    _record("2", "MODIFY"),
+    _record("3", events=[_event("RoundEnded", 2), _event("RoundScored", 3)]),
+    _record("4", sk="TABLE"),
+    _record("5", events=[_event("RoundScored", 4)]),
+]
+
+
+@pytest.mark.parametrize(
+    ("takes", "failed"),
+    [
+        (0, ["1", "2", "3", "4", "5"]),
+        (1, ["3", "4", "5"]),
+        (2, ["3", "4", "5"]),
+        (3, ["5"]),
+    ],
+    ids=["the first refused", "a record's first", "a record's second", "the last"],
+)
+def test_a_refused_event_fails_its_record_and_every_record_after_it(
+    takes: int, failed: list[str]
+) -> None:
+    """The stream retries from the first failed record: that record's events again (its
+    earlier ones too: consumers are idempotent) and every later record's, in order."""
+    publisher = RecordingPublisher(takes=takes)
     telemetry = RecordingTelemetry()
-    relay = RelayService(publisher, telemetry)
-    records = [
-        _record("1", events=[_event("ActionApplied", 1)]),
-        _record("2", "MODIFY"),
-        _record("3", events=[_event("ActionApplied", 2)]),
-        _record("4", events=[_event("ActionApplied", 3)]),
-    ]
-    assert relay.relay(records) == ["3", "4"]
-    assert [e.detail["n"] for e in publisher.published] == [1]
-    assert any(level == "warning" for level, _, _ in telemetry.lines)
+    assert RelayService(publisher, telemetry).relay(FAILING) == failed
+    assert [e.detail["n"] for e in publisher.published] == list(range(1, takes + 1))
+    (warning,) = [fields for level, _, fields in telemetry.lines if level == "warning"]
+    assert warning["records_left"] == len(failed)
+    assert warning["events_published"] == takes
+
+
+def test_a_publisher_that_fails_unsaid_fails_the_batch_from_its_first_event() -> None:
+    """Any other error says nothing of what got through: retry every record with events."""
+
+    class Broken(RecordingPublisher):
+        def publish(self, events: Sequence[Outbound]) -> None:
+            raise ConnectionError("no route to the bus")
+
+    records = [_record("1", "MODIFY"), *FAILING]
+    assert RelayService(Broken(), RecordingTelemetry()).relay(records) == ["1", "2", "3", "4", "5"]
 
 
 def test_the_handler_reports_only_the_first_failed_sequence_number(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Lambda retries a stream batch from the lowest reported sequence number."""
-    publisher = RecordingPublisher(fail_calls=[0])
+    publisher = RecordingPublisher(takes=1)
     monkeypatch.setattr(
         relay_handler, "service", lambda: RelayService(publisher, RecordingTelemetry())
     )
     records = [
         _record("10", "MODIFY"),
-        _record("11", events=[_event("ActionApplied", 1)]),
-        _record("12", events=[_event("ActionApplied", 2)]),
+        _record("11", events=[_event("RoundStarted", 1)]),
+        _record("12", events=[_event("RoundStarted", 2)]),
     ]
     result = relay_handler.stream({"Records": list(map(_streamed, records))}, _Context())
-    assert result == {"batchItemFailures": [{"itemIdentifier": "11"}]}
+    assert result == {"batchItemFailures": [{"itemIdentifier": "12"}]}
     ok = relay_handler.stream({"Records": [_streamed(_record("13", "MODIFY"))]}, _Context())
     assert ok == {"batchItemFailures": []}
 

@@ -101,16 +101,16 @@ def test_a_move_is_applied_logged_and_shown_to_each_seat(
     (log,) = _logs(store)
     assert store.keys("t1", "LOG#") == ["LOG#0001#000001"]
     assert (log.seat, log.action, log.auto) == (1, move, False)
-    (event,) = log.outbox
-    assert event.detail_type == "ActionApplied"
-    assert event.detail == {
-        "table_id": "t1",
-        "round": 1,
-        "version": 2,
+    # The log entry is the move's record for the audit, the replay and a sync's move log;
+    # it publishes nothing, since nothing on the bus reads single moves.
+    assert log.public == {
         "seat": 1,
-        "action": move,
+        "type": "discard",
+        "tile": move["tile"],
         "auto": False,
+        "version": 2,
     }
+    assert log.outbox == ()
     assert timers.scheduled == [("t1", 2, clock.now() + 60)]
     for seat in (1, 2, 3, 4):
         (message,) = pusher.to(f"c{seat}")
@@ -433,7 +433,7 @@ def test_absent_seats_are_auto_played_after_a_move(
     logs = _logs(store)
     assert [(i.seat, i.auto) for i in logs] == [(1, False), (2, True), (2, True)]
     assert [i.action["type"] for i in logs[1:]] == ["draw", "discard"]
-    assert all(i.outbox[0].detail["auto"] for i in logs[1:])
+    assert all(i.public is not None and i.public["auto"] for i in logs[1:])
     assert timers.scheduled[-1] == ("t1", table.turn_started, clock.now() + 60)
     assert pusher.to("c1")[-1]["version"] == table.version
     assert pusher.to("c1")[-1]["last_action"]["auto"] is True
@@ -705,11 +705,12 @@ def test_easy_normal_and_unset_levels_play_their_policy(
 
 
 def _versions(logs: Sequence[LogEntry]) -> list[int]:
-    """The table version each logged action was written at, from its ActionApplied."""
-    return [
-        next(e.detail["version"] for e in i.outbox if e.detail_type == "ActionApplied")
-        for i in logs
-    ]
+    """The table version each logged action was written at, as its public move says."""
+    versions = []
+    for entry in logs:
+        assert entry.public is not None
+        versions.append(int(entry.public["version"]))
+    return versions
 
 
 def _auto_played(state: RoundState) -> list[tuple[int, dict[str, Any]]]:
@@ -759,6 +760,10 @@ def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table
     versions = _versions(logs)
     writes = sorted(set(versions))
     assert writes == list(range(2, table.version + 1))
+    # Only the move that ends the round publishes: RoundEnded, at its write's version.
+    assert [e for i in logs[:-1] for e in i.outbox] == []
+    (ended,) = logs[-1].outbox
+    assert (ended.detail_type, ended.detail["version"]) == ("RoundEnded", versions[-1])
     assert [versions.count(v) for v in writes] == packed
 
 

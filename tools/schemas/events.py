@@ -14,7 +14,6 @@ from services.common.events import EVENT_TYPES
 from tools.schemas.common import describe_fields, models_by_name
 
 JSON_SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
-OBSERVERS: Final = "published for observers (analytics, spectators)"
 
 
 def source_of(detail_type: str) -> str:
@@ -26,6 +25,12 @@ def source_of(detail_type: str) -> str:
 def consumers_of(detail_type: str) -> list[str]:
     """The consumers (``manifest.CONSUMERS``) whose rule matches this detail-type."""
     return sorted(name for name, types in manifest.CONSUMERS.items() if detail_type in types)
+
+
+def _outside_readers(detail_type: str) -> str:
+    if detail_type not in manifest.OUTSIDE_READERS:
+        raise ValueError(f"nothing reads {detail_type}: add a consumer or manifest.OUTSIDE_READERS")
+    return manifest.OUTSIDE_READERS[detail_type]
 
 
 def _consumer_text(consumer: str) -> str:
@@ -44,7 +49,7 @@ def event_schema(detail_type: str) -> dict[str, Any]:
     heard_by = (
         "Consumed by " + "; ".join(_consumer_text(c) for c in consumers) + "."
         if consumers
-        else f"No consumer yet: {OBSERVERS}."
+        else f"No consumer in the stack: published for {_outside_readers(detail_type)}."
     )
     summary = schema.pop("description", "")
     emitted = (
