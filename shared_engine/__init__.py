@@ -29,6 +29,7 @@ from shared_engine.match import (
     first_player,
     threshold_for,
 )
+from shared_engine.packing import pack, unpack
 from shared_engine.rules import apply
 from shared_engine.scoring import ScoreBreakdown, score_round
 from shared_engine.state import (
@@ -75,6 +76,7 @@ __all__ = [
     "from_json",
     "legal_actions",
     "loads",
+    "pack",
     "parse_action",
     "player_view",
     "score_round",
@@ -82,5 +84,6 @@ __all__ = [
     "start_round",
     "threshold_for",
     "to_json",
+    "unpack",
     "variant_of",
 ]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared_engine.actions import parse_action
 from shared_engine.errors import ERROR_CODES, EngineError
+from shared_engine.packing import pack, unpack
 from shared_engine.rules import apply
 from shared_engine.scoring import score_round
 from shared_engine.state import TEAMS, RoundState, Variant, dumps, from_json, to_json
@@ -123,12 +124,20 @@ def _check(expect: Expectation, state: RoundState, where: str) -> None:
         raise ScenarioFailed(f"{where}: " + "; ".join(problems))
 
 
+def _check_stored(state: RoundState, where: str) -> None:
+    """The games table keeps a round packed: every position a scenario reaches must read
+    back from that form as exactly itself."""
+    if unpack(pack(state)) != state:
+        raise ScenarioFailed(f"{where}: the packed state does not read back as the state")
+
+
 def run_scenario(scenario: Scenario) -> None:
     """Play one scenario; raises ``ScenarioFailed`` saying what differed."""
     try:
         state = from_json({**scenario.state, "variant": scenario.variant})
     except EngineError as exc:
         raise ScenarioFailed(f"state: {exc}") from None
+    _check_stored(state, "state")
     for number, step in enumerate(scenario.steps, start=1):
         where = f"step {number}"
         want_error = step.expect.error
@@ -146,6 +155,7 @@ def run_scenario(scenario: Scenario) -> None:
             if want_error is not None:
                 raise ScenarioFailed(f"{where}: expected {want_error}, but it was applied")
             state = new
+            _check_stored(state, where)
         _check(step.expect, state, where)
     _check(scenario.expect, state, "final")
 
