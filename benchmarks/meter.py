@@ -10,8 +10,10 @@ moto does not report consumed capacity for transactions (and reports a fixed
 figure otherwise), so capacity units are computed from the sizes of the
 items actually read and written, by DynamoDB's own rules:
 
-* item size: the UTF-8 bytes of every attribute name and value; a number
-  takes one byte per two significant digits plus one; a boolean one byte.
+* item size: the UTF-8 bytes of every attribute name and value; a binary
+  value its raw bytes (moto's stored items and stream records hold them in
+  base64, which would count a third more); a number takes one byte per two
+  significant digits plus one; a boolean one byte.
 * write: 1 WRU per started KB of the larger of the item before and after
   (an update pays for the whole item, not the attributes it changed); in a
   transaction 2 WRU per KB, per item. A failed condition still pays.
@@ -22,6 +24,7 @@ items actually read and written, by DynamoDB's own rules:
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 import time
@@ -52,7 +55,7 @@ def value_size(value: dict[str, Any]) -> int:
         digits = raw.lstrip("-").replace(".", "").strip("0") or "0"
         return math.ceil(len(digits) / 2) + 1
     if kind == "B":
-        return len(raw)
+        return len(raw) if isinstance(raw, (bytes, bytearray)) else len(base64.b64decode(raw))
     if kind in ("BOOL", "NULL"):
         return 1
     if kind == "SS":

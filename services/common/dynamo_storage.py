@@ -7,6 +7,7 @@ images) and the operators' console (its scans).
 
 from __future__ import annotations
 
+import base64
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -64,12 +65,18 @@ def to_attribute(value: Value) -> dict[str, Any]:
         return {"BOOL": value}
     if isinstance(value, str):
         return s(value)
+    if isinstance(value, bytes):
+        return {"B": value}
     return n(value)
 
 
 def from_attribute(attribute: Mapping[str, Any]) -> Value:
     if "S" in attribute:
         return str(attribute["S"])
+    if "B" in attribute:
+        raw = attribute["B"]
+        # The client decodes a binary value; a stream record's JSON carries it in base64.
+        return bytes(raw) if isinstance(raw, (bytes, bytearray)) else base64.b64decode(raw)
     if "BOOL" in attribute:
         return bool(attribute["BOOL"])
     text = str(attribute["N"])

@@ -14,8 +14,8 @@ Two storages with the same semantics (a DynamoDB transaction's) implement
 same cases against both (``tests/services/test_unit_of_work.py`` on the
 in-memory one, ``tests/integration/test_storage_contract.py`` on both).
 
-Values are Python values (``str``, ``int``, ``float``, ``bool``); the DynamoDB
-storage turns them into attribute maps at its boundary and back.
+Values are Python values (``str``, ``bytes``, ``int``, ``float``, ``bool``); the
+DynamoDB storage turns them into attribute maps at its boundary and back.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 
 from services.common.frozen import Frozen, field
 
-Value = str | int | float | bool
+Value = str | bytes | int | float | bool
 Item = dict[str, Value]
 Key = dict[str, Value]
 TableKind = Literal["games", "ledger", "players", "connections", "matchmaking", "audit"]
@@ -187,7 +187,7 @@ def holds(condition: Condition | None, item: Item | None) -> bool:
             and _kind(found) == _kind(condition.value)
             and found == condition.value
         )
-    if found is None or isinstance(found, (str, bool)):
+    if found is None or isinstance(found, (str, bytes, bool)):
         return False
     if isinstance(condition, AtLeast):
         return found >= condition.value
@@ -198,7 +198,9 @@ def holds(condition: Condition | None, item: Item | None) -> bool:
 
 def _kind(value: Value) -> str:
     """DynamoDB's type of a value: a number equals a number whatever its Python type."""
-    return "BOOL" if isinstance(value, bool) else "S" if isinstance(value, str) else "N"
+    if isinstance(value, bool):
+        return "BOOL"
+    return "S" if isinstance(value, str) else "B" if isinstance(value, bytes) else "N"
 
 
 # --- writes ------------------------------------------------------------------------------

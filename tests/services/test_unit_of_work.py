@@ -59,11 +59,17 @@ class StorageContract:
             "at": 1_800_000_000.25,
             "flag": True,
             "whole": 2.0,
+            "blob": bytes(range(256)),
         }
         assert isinstance(storage.commit([Put("games", item)]), Committed)
         assert storage.get("games", key("A")) == item
         assert storage.get("games", key("missing")) is None
         assert storage.get("games", key("A"), consistent=False) == item
+        # A binary value set by an update (the TABLE item's packed state) reads back as bytes.
+        update = Update("games", key("A"), set={"blob": b"\x02\x00"}, returning="new")
+        done = storage.commit([update])
+        assert isinstance(done, Committed) and done.after == {**item, "blob": b"\x02\x00"}
+        assert storage.query("games", "T#1") == [{**item, "blob": b"\x02\x00"}]
 
     def test_a_create_only_put_happens_once(self, storage: Storage) -> None:
         first = Put("games", {**key("A"), "n": 1}, when=Absent())
