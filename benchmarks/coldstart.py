@@ -275,7 +275,7 @@ def prepare_first_call() -> tuple[dict[str, Any], dict[str, Any], Any]:
     from services.common.events import SeatPlayer
     from services.common.records import TableRecord
     from services.common.store import GameStore
-    from shared_engine import MatchMode, action_to_wire, apply, dumps, start_round
+    from shared_engine import MatchMode, action_to_wire, apply, pack, start_round
     from shared_engine.bots import heuristic_policy
 
     mock_aws().start()
@@ -304,7 +304,7 @@ def prepare_first_call() -> tuple[dict[str, Any], dict[str, Any], Any]:
             seats=players,
             version=1,
             round=1,
-            state=dumps(state),
+            state=pack(state),
             connections={s: f"conn-{s}" for s in players},
             turn_started=1,
         )

@@ -390,7 +390,7 @@ class Match:
         import services.matchmaking.handler as matchmaking
         import services.turn.handler as turn
         from services.common.auth import Identity
-        from shared_engine import action_to_wire, loads
+        from shared_engine import action_to_wire, unpack
         from shared_engine.bots import heuristic_policy
 
         platform = self.platform
@@ -453,7 +453,7 @@ class Match:
             if table.status != "playing":
                 break
             assert table.state is not None, "no round was dealt"
-            state = loads(table.state)
+            state = unpack(table.state)
             if state.round_over and table.intermission_until is not None:
                 # Between two rounds each person reads the result and continues, as the
                 # web client's Continue sends it; the last one's deals the next round.

@@ -23,12 +23,12 @@ from shared_engine import (
     apply,
     commitment,
     dumps,
-    loads,
     parse_action,
     player_view,
     score_round,
     shuffled,
     start_round,
+    unpack,
 )
 from shared_engine.match import TEAM_NAMES
 from shared_engine.state import with_account_jokers
@@ -137,7 +137,7 @@ def verify(
     played: list[Round],
     *,
     variant: Variant,
-    live_state: str | None,
+    live_state: bytes | None,
     live_round: int,
     totals: tuple[int, int],
 ) -> Verdict:
@@ -172,7 +172,7 @@ def verify(
                     f"round {rnd.number}: stored totals {stored_totals}, replayed {running}"
                 )
         if rnd.number == live_round and live_state is not None:
-            stored_state = loads(live_state)
+            stored_state = unpack(live_state)
             same_jokers = with_jokers(done.final, stored_state.account_jokers)
             if dumps(same_jokers) != dumps(stored_state):
                 verdict.mismatches.append(

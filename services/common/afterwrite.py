@@ -17,7 +17,7 @@ from services.common.adapters import TurnTimers
 from services.common.records import TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import Gone, ViewPusher
-from shared_engine import RoundState, loads
+from shared_engine import RoundState, unpack
 from shared_engine.turn_clock import TurnClock, timer_due
 
 
@@ -49,7 +49,7 @@ class AfterWrite:
         when the turn begins (its first write: ``turn_started == version``), and later
         moves of the same turn keep it. ``gone``: seats found gone on the way."""
         if state is None and table.state is not None:
-            state = loads(table.state)
+            state = unpack(table.state)
         deadline = table.turn_deadline if running(table, state) else table.intermission_until
         if (
             self._timers is not None

@@ -17,7 +17,7 @@ from services.common.records import Outbound, RoundRecord, TableRecord
 from services.common.store import GameStore
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Committed, Outcome, VersionConflict
-from shared_engine import dealer_of_round, dumps, loads, start_round
+from shared_engine import dealer_of_round, pack, start_round, unpack
 from shared_engine.turn_clock import first_turn
 
 RETRIES = 3
@@ -57,7 +57,7 @@ class Dealer:
             if table is None or table.status != "playing" or table.round != round_number - 1:
                 self._telemetry.info("deal skipped", reason="not due")
                 return None
-            if table.state is not None and not loads(table.state).round_over:
+            if table.state is not None and not unpack(table.state).round_over:
                 self._telemetry.warning("deal skipped", reason="previous round still running")
                 return None
             if not table.intermission_over(self._clock.now()):
@@ -95,7 +95,7 @@ class Dealer:
         version = table.version + 1
         clock = first_turn(version, now, self._turn_seconds)
         new = table.evolve(
-            state=dumps(state),
+            state=pack(state),
             round=round_number,
             version=version,
             turn_started=clock.started,

@@ -21,7 +21,7 @@ from services.common import constants
 from services.common.events import SeatPlayer, source_of
 from services.common.frozen import Frozen, field, replace
 from services.common.unit_of_work import Item, Key
-from shared_engine import Variant, variant_of
+from shared_engine import Variant, loads, pack, variant_of
 from shared_engine.match import MatchMode
 
 Status = Literal["playing", "finished", "aborted"]
@@ -107,8 +107,8 @@ class TableRecord(Frozen):
     totals: tuple[int, int] = (0, 0)
     tie_break: bool = False
     """The round being played was added because the totals were tied (MATCH-2)."""
-    state: str | None = None
-    """The round's state as ``shared_engine.dumps`` wrote it; never sent to a client."""
+    state: bytes | None = None
+    """The round's state as ``shared_engine.pack`` wrote it; never sent to a client."""
     connections: dict[int, str | None] = field(default_factory=lambda: dict.fromkeys(SEATS))
     turn_started: int = 0
     """The version at which the current turn began: the key of its timer."""
@@ -175,11 +175,10 @@ class TableRecord(Frozen):
     def to_item(self) -> Item:
         item: Item = {
             **self.key,
-            "table_id": self.table_id,
             "mode": self.mode.value,
             "variant": self.variant,
             "stake": self.stake,
-            "seats": json.dumps({str(seat): p.model_dump() for seat, p in self.seats.items()}),
+            "seats": _json({str(seat): _seat_row(p) for seat, p in self.seats.items()}),
             **self.changing(),
         }
         for seat, conn in self.connections.items():
@@ -189,15 +188,12 @@ class TableRecord(Frozen):
 
     @classmethod
     def from_item(cls, item: Item) -> TableRecord:
-        seats = {
-            int(seat): SeatPlayer.model_validate(player)
-            for seat, player in json.loads(_str(item["seats"])).items()
-        }
+        seats = {int(seat): _seat_of(row) for seat, row in json.loads(_str(item["seats"])).items()}
         deadline = item.get("turn_deadline")
         until = item.get("intermission_until")
         state = item.get("state")
         return cls(
-            table_id=_str(item["table_id"]),
+            table_id=_str(item["pk"]).split("#", 1)[1],
             mode=MatchMode(_str(item["mode"])),
             variant=variant_of(_str(item["variant"])),
             stake=_int(item["stake"]),
@@ -207,7 +203,7 @@ class TableRecord(Frozen):
             round=_int(item["round"]),
             totals=(_int(item["totals_a"]), _int(item["totals_b"])),
             tie_break=item.get("tie_break", 0) == 1,
-            state=_str(state) if state is not None else None,
+            state=_state(state) if state is not None else None,
             connections={
                 seat: _str(item[conn_attribute(seat)]) if conn_attribute(seat) in item else None
                 for seat in SEATS
@@ -220,6 +216,33 @@ class TableRecord(Frozen):
             else frozenset(),
             updated_at=_float(item["updated_at"]),
         )
+
+
+def _seat_row(player: SeatPlayer) -> list[str | None]:
+    """A seat as the ``TABLE`` item keeps it: ``[player_id, name]``, a bot's with its level
+    after them (its length marks the bot). Every move rewrites the item, so its seats are
+    rows rather than objects that name each field four times."""
+    row: list[str | None] = [player.player_id, player.name]
+    return [*row, player.level] if player.bot else row
+
+
+def _seat_of(row: list[str | None] | dict[str, Any]) -> SeatPlayer:
+    """A seat from ``_seat_row``, or from the object an item written before held."""
+    if isinstance(row, dict):
+        return SeatPlayer.model_validate(row)
+    player_id, name, *bot = row
+    return SeatPlayer.model_validate(
+        {"player_id": player_id, "name": name, "bot": bool(bot), "level": bot[0] if bot else None}
+    )
+
+
+def _state(stored: object) -> bytes:
+    """The packed state of a ``TABLE`` item; an item written before the state was packed
+    holds its JSON text (``shared_engine.dumps``), read once and packed here."""
+    if isinstance(stored, str):
+        return pack(loads(stored))
+    assert isinstance(stored, bytes)
+    return stored
 
 
 class RoundRecord(Frozen):

@@ -26,7 +26,7 @@ from services.common.protocol import (
     ViewMessage,
 )
 from services.common.records import SEATS, TableRecord
-from shared_engine import Action, RoundState, action_to_wire, loads, player_view
+from shared_engine import Action, RoundState, action_to_wire, player_view, unpack
 from shared_engine.state import team_of
 from shared_engine.tiles import NAMES
 
@@ -164,7 +164,7 @@ class ViewPusher:
         if table.state is None:
             return []
         if state is None:
-            state = loads(table.state)
+            state = unpack(table.state)
         messages: dict[int, dict[str, Any]] = {}
         for seat in SEATS:
             if table.connections.get(seat) is None:

@@ -26,7 +26,7 @@ from services.common.store import GameStore
 from services.common.tableviews import ViewPusher, round_result
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Committed, LostRace, VersionConflict
-from shared_engine import account_rewards, decide_after_round, loads, score_round
+from shared_engine import account_rewards, decide_after_round, score_round, unpack
 from shared_engine.match import TEAM_NAMES, SeatPresence, winner_of
 
 RETRIES = 3
@@ -83,7 +83,7 @@ class ScoreService:
     def _score(self, table: TableRecord) -> Scored | None:
         """Score the round at the table; None if it is still running."""
         assert table.state is not None
-        state = loads(table.state)
+        state = unpack(table.state)
         if not state.round_over:
             self._telemetry.warning("score skipped", reason="round still running")
             return None
@@ -180,7 +180,7 @@ class ScoreService:
         round's result and, at the end, the match's result."""
         self._after_write(table)
         assert table.state is not None
-        result = round_result(table, loads(table.state), scored)
+        result = round_result(table, unpack(table.state), scored)
         self._after_write.free(table, self._views.push_all(table, result.model_dump(mode="json")))
         if table.status != "finished":
             return

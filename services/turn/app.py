@@ -45,7 +45,7 @@ from services.turn.autoplay import AutoPlay
 from services.turn.followthrough import FollowThrough
 from services.turn.intermission import Intermissions, waiting
 from services.turn.writes import Applied, MoveWriter
-from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, loads
+from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, unpack
 from shared_engine.actions import JokerButton, from_model
 from shared_engine.state import with_account_jokers
 
@@ -235,7 +235,7 @@ class TurnService:
                 connection_id, "wrong_phase", "no round is being played", table, cid
             )
             return False
-        state = loads(table.state)
+        state = unpack(table.state)
         if sent.message.version != table.version:
             self._answers.stale(connection_id, table, state, seat, cid)
             if not isinstance(move, EngineError):
@@ -295,7 +295,7 @@ class TurnService:
                 connection_id, "no_table", "you are not seated at a table", cid=cid
             )
             return
-        state = loads(table.state)
+        state = unpack(table.state)
         if table.connections.get(seat) != connection_id:
             self._store.set_connection(table.table_id, seat, connection_id)
             table = table.evolve(connections={**table.connections, seat: connection_id})
@@ -347,7 +347,7 @@ class TurnService:
             return
         if waiting(table) and self._intermissions.go_on(table):
             return
-        self._after(Applied(table, {}, loads(table.state)))
+        self._after(Applied(table, {}, unpack(table.state)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,4 +384,4 @@ def _played(
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:
-    return loads(table.state) if table is not None and table.state is not None else None
+    return unpack(table.state) if table is not None and table.state is not None else None

@@ -20,7 +20,7 @@ from services.common.store import GameStore
 from services.common.tableviews import ViewPusher, view_message
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import Committed, VersionConflict
-from shared_engine import loads
+from shared_engine import unpack
 
 RETRIES = 3
 
@@ -100,5 +100,5 @@ class Intermissions:
     def _answer(self, table: TableRecord, seat: int, connection_id: str, cid: str | None) -> None:
         if table.state is None:
             return
-        view = view_message(table, loads(table.state), seat, cid=cid)
+        view = view_message(table, unpack(table.state), seat, cid=cid)
         self._views.send(connection_id, view.model_dump(mode="json"))

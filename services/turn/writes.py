@@ -21,7 +21,7 @@ from services.common.store import GameStore
 from services.common.tableviews import public_move
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import Committed, Outcome
-from shared_engine import Action, RoundState, action_to_wire, dumps
+from shared_engine import Action, RoundState, action_to_wire, pack
 from shared_engine.turn_clock import TurnClock, after_moves
 
 Moves = list[tuple[int, Action, RoundState]]
@@ -104,7 +104,7 @@ class MoveWriter:
             turn_seconds=self._turn_seconds,
         )
         new = table.evolve(
-            state=dumps(after),
+            state=pack(after),
             version=version,
             updated_at=now,
             turn_started=clock.started,

@@ -51,7 +51,8 @@ from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.records import LogEntry, TableRecord, table_key
 from services.common.store import GameStore
 from services.common.unit_of_work import Committed, Equals, Update
-from shared_engine.state import RoundState, dumps, from_json, loads, team_of, to_json
+from shared_engine.packing import pack, unpack
+from shared_engine.state import RoundState, dumps, from_json, team_of, to_json
 from shared_engine.tiles import NATURAL_RANKS, VALUES, names, parse_tile
 
 try:
@@ -224,7 +225,9 @@ class Games:
         while True:
             page = self._db.scan(**kwargs)
             items = map(from_item, page.get("Items", []))
-            ids.extend(str(i["table_id"]) for i in items if i["sk"] == constants.TABLE_SK)
+            ids.extend(
+                TableRecord.from_item(i).table_id for i in items if i["sk"] == constants.TABLE_SK
+            )
             if "LastEvaluatedKey" not in page:
                 return ids
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -241,7 +244,7 @@ class Games:
     def read(self, table_id: str) -> tuple[int, RoundState]:
         table = self.table(table_id)
         assert table.state is not None, table_id
-        return table.version, loads(table.state)
+        return table.version, unpack(table.state)
 
     def write_state(self, table_id: str, expected: int, state: RoundState) -> int:
         """Replace the round state and bump the version, only if still at ``expected``."""
@@ -250,7 +253,7 @@ class Games:
                 Update(
                     "games",
                     table_key(table_id),
-                    set={"state": dumps(state), "version": expected + 1},
+                    set={"state": pack(state), "version": expected + 1},
                     when=Equals("version", expected),
                 )
             ]

@@ -22,7 +22,7 @@ from local.dispatcher import LambdaContext
 from services.common.runtime import BATCH_RESPONSE_MARGIN_MS
 from services.common.settings import Settings
 from services.turn import handler as turn_handler
-from shared_engine import loads
+from shared_engine import unpack
 from tests.integration.harness import Harness, sqs_event
 
 pytestmark = pytest.mark.integration
@@ -85,7 +85,7 @@ def _unwatched_tables(harness: Harness) -> dict[str, dict[str, Any]]:
 
 
 def _round_over(harness: Harness, table_id: str) -> bool:
-    return loads(harness.table(table_id).state or "").round_over
+    return unpack(harness.table(table_id).state or b"").round_over
 
 
 def _deliver(

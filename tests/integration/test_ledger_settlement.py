@@ -28,7 +28,7 @@ from services.common.records import Status, shard_of
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
 from services.ledger.app import LedgerService
-from shared_engine import MatchMode, apply, parse_action, score_round, start_round
+from shared_engine import MatchMode, apply, parse_action, score_round, start_round, to_json, unpack
 from shared_engine.tiles import JOKER
 from shared_engine.view import player_view
 from tests.integration.clients import choose, play_match
@@ -891,11 +891,9 @@ def joker_table(hx: Harness, monkeypatch: pytest.MonkeyPatch) -> Callable[..., d
 
 
 def state_of(harness: Harness) -> dict[str, Any]:
-    import json
-
     table = harness.table("jk")
     assert table.state is not None
-    return {"version": table.version, "state": json.loads(table.state)}
+    return {"version": table.version, "state": to_json(unpack(table.state))}
 
 
 def test_the_joker_button_takes_a_joker_and_debits_it_with_the_move(

@@ -23,7 +23,7 @@ from services.common.identities import host_bot_id
 from services.common.ledger import Ledger, Posting, escrow_account
 from services.common.records import queue_of
 from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
-from shared_engine import apply, loads, parse_action, start_round
+from shared_engine import apply, parse_action, start_round, unpack
 from shared_engine.search import level_policy
 from tests.integration.clients import choose, play_match
 from tests.integration.harness import Harness
@@ -313,7 +313,7 @@ def play_until_the_round_is_over(harness: Harness, conns: dict[int, str], table_
     """Every seat plays from its own latest view until the round's last move is written,
     and nothing that follows that write has been delivered yet."""
     rng = random.Random(7)
-    while not loads(harness.table(table_id).state or "").round_over:
+    while not unpack(harness.table(table_id).state or b"").round_over:
         turns = [
             (conn, view)
             for seat, conn in conns.items()

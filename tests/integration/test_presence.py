@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shared_engine import MatchMode, apply, auto_play_step, loads, parse_action
+from shared_engine import MatchMode, apply, auto_play_step, parse_action, unpack
 from tests.integration.harness import Harness
 
 pytestmark = pytest.mark.integration
@@ -57,9 +57,9 @@ def test_a_disconnected_seat_is_auto_played_and_can_come_back(harness: Harness) 
     assert table.connections[3] is None
     latest = harness.last(conns[1])
     assert latest is not None and latest["seats"]["3"]["connected"] is False
-    assert loads(table.state or "").turn == 2, "seat 3's turn has not come yet"
+    assert unpack(table.state or b"").turn == 2, "seat 3's turn has not come yet"
 
-    before = loads(table.state or "")
+    before = unpack(table.state or b"")
     _draw_and_discard(harness, conns[2], "away")  # now seat 3's turn comes: auto-played
     harness.settle()
 
@@ -76,7 +76,7 @@ def test_a_disconnected_seat_is_auto_played_and_can_come_back(harness: Harness) 
     logs = [i for i in harness.logs("away") if int(i["seat"]["N"]) == 3]
     assert logs and all(i["auto"]["BOOL"] is True for i in logs)
     table = harness.table("away")
-    state = loads(table.state or "")
+    state = unpack(table.state or b"")
     assert state.turn == 4 and not state.round_over, "the round goes on"
     assert state == replayed
 
@@ -113,7 +113,7 @@ def test_a_seat_that_leaves_on_its_turn_is_auto_played_at_once(harness: Harness)
     harness.settle()
     table = harness.table("leave")
     assert table.version == version + 1
-    assert loads(table.state or "").turn == 3
+    assert unpack(table.state or b"").turn == 3
     assert [(s, a["type"], auto) for s, a, auto in _entries(harness, "leave")][1:] == [
         (2, "draw", True),
         (2, "discard", True),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shared_engine import MatchMode
+from shared_engine import MatchMode, to_json, unpack
 from tests.integration.harness import Harness
 
 pytestmark = pytest.mark.integration
@@ -90,7 +90,8 @@ def test_concurrent_moves_on_one_version_apply_exactly_once(harness: Harness) ->
     (log,) = harness.logs("race")
     applied = json.loads(log["action"]["S"])
     assert applied["type"] == "discard" and applied["tile"] in tiles
-    state = json.loads(table.state or "{}")
+    assert table.state is not None
+    state = to_json(unpack(table.state))
     assert state["discard"] == [applied["tile"]]
     assert state["ply"] == 1
 

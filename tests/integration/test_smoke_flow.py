@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ops.replay import replay, rounds_of
-from shared_engine import MatchMode, commitment, shuffled
+from shared_engine import MatchMode, commitment, shuffled, unpack
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness
 from tests.integration.history import events_of, outbox, round_of
@@ -36,7 +36,7 @@ def test_a_three_round_match(harness: Harness) -> None:
     assert all(r.refused is None and r.final.round_over for r in rounds)
     totals = (sum(r.totals[0] for r in rounds), sum(r.totals[1] for r in rounds))
     assert totals == table.totals
-    assert rounds[-1].final.ply == json.loads(table.state)["ply"]
+    assert rounds[-1].final.ply == unpack(table.state).ply
 
     # One SCORE item per round, each with the running totals.
     scores = [i for i in history if i["sk"]["S"].startswith("SCORE#")]

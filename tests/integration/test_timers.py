@@ -13,7 +13,7 @@ import pytest
 from local.dispatcher import LambdaContext
 from services.common import constants
 from services.turn import handler as turn_handler
-from shared_engine import MatchMode, loads
+from shared_engine import MatchMode, unpack
 from tests.integration.harness import Harness, sqs_event
 from tests.integration.machine import fresh_harness
 
@@ -81,7 +81,7 @@ def test_an_idle_seat_is_auto_played_when_its_timer_fires_at_the_deadline(
     after = harness.table("idle")
     assert after.version == table.version + 1
     assert _entries(harness, "idle") == [(1, "discard", True)]
-    assert loads(after.state or "").turn == 2
+    assert unpack(after.state or b"").turn == 2
     assert after.turn_started == after.version
     assert _delayed_timers(harness) >= 1, "the next turn is timed"
     for seat, conn in conns.items():
@@ -197,7 +197,7 @@ def test_a_timer_after_the_draw_plays_only_the_discard(harness: Harness) -> None
     assert view is not None
     harness.play(conns[2], "half", view["version"], {"type": "draw"})
     table = harness.table("half")
-    assert loads(table.state or "").phase == "play"
+    assert unpack(table.state or b"").phase == "play"
 
     _deadline_passed(harness, "half")
     assert _fire("half", table.turn_started) == {"batchItemFailures": []}
@@ -207,7 +207,7 @@ def test_a_timer_after_the_draw_plays_only_the_discard(harness: Harness) -> None
         (2, "draw", False),
         (2, "discard", True),
     ]
-    assert loads(harness.table("half").state or "").turn == 3
+    assert unpack(harness.table("half").state or b"").turn == 3
 
 
 def test_a_malformed_timer_message_is_reported_not_swallowed(harness: Harness) -> None:

@@ -15,8 +15,10 @@ from shared_engine import (
     dumps,
     from_json,
     loads,
+    pack,
     parse_action,
     to_json,
+    unpack,
 )
 
 from ._support import RoundParams, examples, play, round_params
@@ -49,8 +51,8 @@ def test_replaying_the_recorded_actions_gives_the_same_round(params: RoundParams
 @settings(max_examples=examples(40))
 @given(round_params, st.integers(0, 2**32 - 1))
 def test_stored_form_round_trips_at_every_step(params: RoundParams, resume: int) -> None:
-    """``loads(dumps(s)) == s`` at every step, and a round resumed from its stored form at
-    any step goes on exactly as the original."""
+    """``loads(dumps(s)) == s`` and ``unpack(pack(s)) == s`` at every step, and a round
+    resumed from its stored (packed) form at any step goes on exactly as the original."""
     states = [params.start()]
     actions = []
     for step in play(params):
@@ -62,11 +64,14 @@ def test_stored_form_round_trips_at_every_step(params: RoundParams, resume: int)
         assert restored == state
         assert dumps(restored) == text
         assert from_json(json.loads(json.dumps(to_json(state)))) == state
+        packed = pack(state)
+        assert unpack(packed) == state
+        assert pack(unpack(packed)) == packed
 
     start = random.Random(resume).randrange(len(states))
-    state = loads(dumps(states[start]))
+    state = states[start]
     for seat, action in actions[start:]:
-        state, _ = apply(loads(dumps(state)), seat, action)
+        state, _ = apply(unpack(pack(state)), seat, action)
     assert state == states[-1]
 
 

@@ -31,10 +31,10 @@ from shared_engine import (
     MatchMode,
     action_to_wire,
     apply,
-    loads,
     parse_action,
     score_round,
     start_round,
+    unpack,
 )
 from shared_engine.actions import JokerButton
 from shared_engine.bots import heuristic_policy
@@ -407,7 +407,7 @@ class Seats:
     def describe_stall(self) -> str:
         table = self.harness.table(self.table_id)
         seen = {s: (v["version"] if v else None) for s, v in self.latest.items()}
-        turn = loads(table.state).turn if table.state else None
+        turn = unpack(table.state).turn if table.state else None
         timer = f"turn-{self.table_id}-{table.turn_started}"
         timed = "a turn timer" if timer in self.harness.schedules() else "no turn timer"
         where = f"turn of seat {turn}, {timed} for it" if table.status == "playing" else ""
@@ -590,7 +590,7 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
     if (
         table.state is not None
         and states
-        and _comparable(states[-1]) != _comparable(loads(table.state))
+        and _comparable(states[-1]) != _comparable(unpack(table.state))
     ):
         problems.append("the replayed final state differs from the stored one")
 

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from local.dispatcher import LambdaContext, load
 from local.gateway import ROUTES
 from services.common.auth import LEEWAY_SECONDS
-from shared_engine import loads
+from shared_engine import unpack
 from shared_engine.tiles import NAMES
 from tests.integration.harness import Harness
 from tests.reliability._support import Seats, fresh_stack, start_match
@@ -79,7 +79,8 @@ def snapshot(harness: Harness) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for name in tables:
         items = db.scan(TableName=name, ConsistentRead=True)["Items"]
-        found[name] = sorted(json.dumps(i, sort_keys=True) for i in items)
+        # A binary value (the TABLE item's packed state) compares as its hex.
+        found[name] = sorted(json.dumps(i, sort_keys=True, default=bytes.hex) for i in items)
     return found
 
 
@@ -93,7 +94,7 @@ def live(moto_endpoint: str) -> Iterator[Live]:
         harness.settle()
         table = harness.table(TABLE)
         assert table.state is not None
-        yield Live(harness, seats.conns, table.version, loads(table.state).turn, snapshot(harness))
+        yield Live(harness, seats.conns, table.version, unpack(table.state).turn, snapshot(harness))
         harness.settle()
         assert harness.aws.dispatcher.errors == []
 
@@ -174,7 +175,7 @@ def send_hostile(live: Live, seat: int, body: str) -> None:
 def check_no_leak(live: Live, seat: int, reply: dict[str, Any], body: str) -> None:
     table = live.harness.table(TABLE)
     assert table.state is not None
-    state = loads(table.state)
+    state = unpack(table.state)
     text = json.dumps(reply)
     assert state.seed is not None and state.seed not in text, "the seed reached a client"
     own = Counter(NAMES[t] for t in state.hands[seat - 1])
@@ -300,7 +301,7 @@ def plays(version: int, turn: int) -> st.SearchStrategy[tuple[int, dict[str, Any
 def test_the_live_table_is_mid_round(live: Live) -> None:
     table = live.harness.table(TABLE)
     assert table.status == "playing" and table.version == live.version > MOVES_BEFORE
-    state = loads(table.state or "")
+    state = unpack(table.state or b"")
     assert state.discard or any(m for team in state.melds for m in team)
 
 

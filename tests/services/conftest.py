@@ -25,7 +25,7 @@ from services.common.records import SEATS, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import ViewPusher
 from services.common.telemetry import RecordingTelemetry
-from shared_engine import MatchMode, RoundState, dumps, start_round
+from shared_engine import MatchMode, RoundState, pack, start_round
 from tests.services.fakes import (
     FakeClock,
     RecordingPublisher,
@@ -129,7 +129,7 @@ def put_table(
         round=round_number,
         totals=totals,
         tie_break=tie_break,
-        state=dumps(state) if state is not None else None,
+        state=pack(state) if state is not None else None,
         connections=connections if connections is not None else {s: f"c{s}" for s in SEATS},
         turn_started=version,
         turn_deadline=None if state is None or state.round_over else now + 60,

@@ -16,11 +16,11 @@ from shared_engine import (
     MatchMode,
     commitment,
     dealer_of_round,
-    loads,
     player_view,
     shuffled,
     start_round,
     threshold_for,
+    unpack,
 )
 from shared_engine.autoplay import auto_play_turn
 from tests.services.conftest import PLAYERS, build, put_table, snapshot
@@ -72,7 +72,7 @@ def test_table_formed_deals_round_one_from_a_fresh_seed(
     assert table.turn_deadline == clock.now() + 45
     assert table.connections == {1: "c1", 2: None, 3: "c3", 4: None}
     (seed,) = entropy.issued
-    state = loads(table.state)
+    state = unpack(table.state)
     assert state == start_round(seed, dealer=4, account_jokers=state.account_jokers)
     assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
     (dealt,) = store.records("t1").rounds
@@ -130,7 +130,7 @@ def test_the_next_round_is_dealt_once_with_the_match_totals(
     assert table is not None and table.state is not None
     assert (table.round, table.version, table.turn_started) == (2, 51, 51)
     assert store.keys("t1", "ROUND#") == ["ROUND#0002"]
-    state = loads(table.state)
+    state = unpack(table.state)
     assert state.dealer == dealer_of_round(2) == 1
     assert state.turn == 2
     assert state.thresholds == (threshold_for(1600), threshold_for(-20)) == (90, 15)
@@ -247,4 +247,4 @@ def test_a_practice_table_deals_each_player_their_spare_jokers_joker_1(
 
     table = store.get_table("t1")
     assert table is not None and table.state is not None
-    assert loads(table.state).account_jokers == (2, 1, 0, 0)
+    assert unpack(table.state).account_jokers == (2, 1, 0, 0)

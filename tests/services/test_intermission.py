@@ -19,7 +19,7 @@ from services.common.store import GameStore
 from services.deal.app import DealService
 from services.score.app import ScoreService
 from services.turn.app import TurnService
-from shared_engine import MatchMode, RoundState, loads, start_round
+from shared_engine import MatchMode, RoundState, start_round, unpack
 from shared_engine.autoplay import auto_play_turn
 from tests.services.conftest import PLAYERS, build, put_table, seat_everyone, snapshot
 from tests.services.fakes import FakeClock, RecordingPusher, RecordingTimers
@@ -97,7 +97,7 @@ def test_a_round_that_goes_on_waits_with_its_result_and_no_turn_timer(
 ) -> None:
     state = scored_round(score, deal, store, presence)
     table = store.get_table("t1")
-    assert table is not None and table.round == 1 and loads(table.state or "").round_over
+    assert table is not None and table.round == 1 and unpack(table.state or b"").round_over
     assert table.turn_deadline is None and table.intermission_until == clock.now() + PAUSE
     # The only timer is the intermission's: no turn's clock runs while the result is read.
     assert timers.scheduled == [("t1", table.version, clock.now() + PAUSE)]
@@ -137,7 +137,7 @@ def test_the_last_connected_person_s_continue_deals_the_next_round(
     _continue(turn, 4)
     table = store.get_table("t1")
     assert table is not None and table.round == 2 and table.intermission_until is None
-    assert not loads(table.state or "").round_over and table.turn_deadline is not None
+    assert not unpack(table.state or b"").round_over and table.turn_deadline is not None
     assert pusher.to("c4", "view")[-1]["match"]["round"] == 2
 
 

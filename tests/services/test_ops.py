@@ -24,7 +24,7 @@ from services.ledger.app import LedgerService
 from services.ops.app import Apply, Close, Credit, Kick, OperatorService, Void, answer
 from services.ops.plans import ActionRefused, CreditLimit
 from services.ops.root import compose
-from shared_engine import MatchMode, dumps, start_round
+from shared_engine import MatchMode, pack, start_round
 from tests.services.fakes import FakeClock, RecordingCloser, RecordingPublisher, RecordingPusher
 
 pytestmark = pytest.mark.unit
@@ -125,7 +125,7 @@ def arena_table(games: GameStore, ledger: Ledger, *, version: int = 3) -> TableR
         seats=dict(PLAYERS),
         version=version,
         round=1,
-        state=dumps(start_round("ops-seed", dealer=1)),
+        state=pack(start_round("ops-seed", dealer=1)),
         connections={s: f"c{s}" for s in SEATS},
         turn_started=version,
         turn_deadline=1_800_000_060.0,

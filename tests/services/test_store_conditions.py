@@ -78,7 +78,7 @@ def table(version: int = 5, round_number: int = 1, **changes: object) -> TableRe
         seats=dict(PLAYERS),
         version=version,
         round=round_number,
-        state="state",
+        state=b"state",
         connections={s: f"c{s}" for s in SEATS},
     ).evolve(**changes)
 

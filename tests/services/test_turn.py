@@ -30,10 +30,10 @@ from shared_engine import (
     RoundState,
     action_to_wire,
     apply,
-    loads,
     parse_action,
     player_view,
     start_round,
+    unpack,
 )
 from shared_engine.autoplay import auto_play_step
 from shared_engine.bots import greedy_policy
@@ -95,7 +95,7 @@ def test_a_move_is_applied_logged_and_shown_to_each_seat(
     after, _ = apply(dealt, 1, parse_action(move))
     table = store.get_table("t1")
     assert table is not None and table.state is not None
-    assert loads(table.state) == after
+    assert unpack(table.state) == after
     assert (table.version, table.turn_started) == (2, 2)
     assert table.turn_deadline == clock.now() + 60
     (log,) = _logs(store)
@@ -427,7 +427,7 @@ def test_absent_seats_are_auto_played_after_a_move(
         expected, _ = apply(expected, 2, action)
     table = store.get_table("t1")
     assert table is not None and table.state is not None
-    assert loads(table.state) == expected
+    assert unpack(table.state) == expected
     assert expected.turn == 3
     assert table.turn_started == table.version
     logs = _logs(store)
@@ -495,7 +495,7 @@ def test_a_timer_after_the_draw_only_discards(
     ]
     table = store.get_table("t1")
     assert table is not None and table.state is not None
-    assert loads(table.state).turn == 3
+    assert unpack(table.state).turn == 3
 
 
 def test_sync_sends_the_view_to_the_new_connection_and_moves_the_seat(
@@ -565,7 +565,7 @@ def test_views_carry_only_the_seats_own_tiles(
     turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
     table = store.get_table("t1")
     assert table is not None and table.state is not None
-    state = loads(table.state)
+    state = unpack(table.state)
     for seat in (1, 2, 3, 4):
         (message,) = pusher.to(f"c{seat}")
         text = json.dumps(message)
@@ -742,7 +742,7 @@ def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table
 
     table = store.get_table("t1")
     assert table is not None and table.state is not None
-    assert loads(table.state).round_over
+    assert unpack(table.state).round_over
     logs = _logs(store)
     assert [(i.seat, i.action) for i in logs] == _auto_played(opened)
     assert len(logs) > 2 * 21, "the round needs several writes of 21"
@@ -849,7 +849,7 @@ def test_sync_restores_the_round_s_move_log(
     turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
     table = store.get_table("t1")
     assert table is not None
-    turn.play("p2", "c2", _play("t1", 3, _discard(loads(table.state or ""), 2)))
+    turn.play("p2", "c2", _play("t1", 3, _discard(unpack(table.state or b""), 2)))
     seen = [
         {**move, "version": view["version"]}
         for view in pusher.to("c3", "view")

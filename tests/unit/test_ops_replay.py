@@ -20,7 +20,7 @@ from shared_engine import (
     action_to_wire,
     apply,
     commitment,
-    dumps,
+    pack,
     parse_action,
     score_round,
     shuffled,
@@ -46,7 +46,7 @@ class History:
         return TableHistory(tuple(self.rounds), tuple(self.logs), tuple(self.scores))
 
 
-def played(stop_after: int | None = None) -> tuple[History, str, tuple[int, int]]:
+def played(stop_after: int | None = None) -> tuple[History, bytes, tuple[int, int]]:
     """The records of a one-round table played to its end (or ``stop_after`` moves)."""
     state = start_round(SEED, dealer=4)
     dealt = RoundRecord("t1", 1, SEED, commitment(SEED, shuffled(SEED)), dealer=4, at=0.0)
@@ -70,10 +70,10 @@ def played(stop_after: int | None = None) -> tuple[History, str, tuple[int, int]
             "totals": {"A": totals[0], "B": totals[1]},
         }
         scores.append(ScoreRecord("t1", 1, result))
-    return History([dealt], logs, scores), dumps(state), totals
+    return History([dealt], logs, scores), pack(state), totals
 
 
-def verdict(history: History, state: str, totals: tuple[int, int]) -> list[str]:
+def verdict(history: History, state: bytes, totals: tuple[int, int]) -> list[str]:
     found = verify(
         rounds_of(history.frozen()),
         variant="twos-meld",
