@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.report import Figure, median, median_percentile, table
-from shared_engine import VARIANTS, apply, legal_actions, start_round
+from shared_engine import VARIANTS, apply, legal_actions, pack, start_round
 from shared_engine.bots import heuristic_policy
 from shared_engine.state import dumps
 
@@ -69,12 +69,14 @@ def bot_round_length(rounds: int = 50, repeats: int = 5) -> float:
     return median(bot_play(rounds, seed) for seed in range(repeats))
 
 
-def latencies(rounds: int, seed: int) -> tuple[list[float], list[float], int, int]:
-    """Per-call times of ``apply`` and ``legal_actions`` (µs), and state JSON bytes."""
+def latencies(rounds: int, seed: int) -> tuple[list[float], list[float], int, int, int]:
+    """Per-call times of ``apply`` and ``legal_actions`` (µs); the state's JSON bytes, largest
+    and mean; the largest packed state (what the games table stores)."""
     rng = random.Random(seed)
     apply_us: list[float] = []
     legal_us: list[float] = []
     largest = 0
+    largest_packed = 0
     total_bytes = 0
     samples = 0
     clock = time.perf_counter
@@ -91,9 +93,10 @@ def latencies(rounds: int, seed: int) -> tuple[list[float], list[float], int, in
             apply_us.append((t2 - t1) * 1e6)
             size = len(dumps(state))
             largest = max(largest, size)
+            largest_packed = max(largest_packed, len(pack(state)))
             total_bytes += size
             samples += 1
-    return apply_us, legal_us, largest, total_bytes // max(samples, 1)
+    return apply_us, legal_us, largest, total_bytes // max(samples, 1), largest_packed
 
 
 def figures(rounds: int = 300, repeats: int = 5, bot_length: float | None = None) -> list[Figure]:
@@ -102,8 +105,8 @@ def figures(rounds: int = 300, repeats: int = 5, bot_length: float | None = None
     lat = [latencies(max(rounds // 3, 1), seed) for seed in range(repeats)]
     if bot_length is None:
         bot_length = bot_round_length(max(rounds // 6, 1), repeats)
-    apply_runs = [a for a, _, _, _ in lat]
-    legal_runs = [b for _, b, _, _ in lat]
+    apply_runs = [x[0] for x in lat]
+    legal_runs = [x[1] for x in lat]
     per_second = median(n / dt for n, dt in runs)
     verdict = "ok" if per_second >= TARGET_ACTIONS_PER_SECOND else "BELOW TARGET"
     return [
@@ -139,6 +142,13 @@ def figures(rounds: int = 300, repeats: int = 5, bot_length: float | None = None
             "shared_engine.dumps",
         ),
         Figure(SECTION, "state JSON, mean bytes", median(x[3] for x in lat), "{:,.0f}"),
+        Figure(
+            SECTION,
+            "packed state, largest bytes in a round",
+            median(x[4] for x in lat),
+            "{:,.0f}",
+            "shared_engine.pack: the TABLE item's state",
+        ),
     ]
 
 
@@ -149,7 +159,7 @@ import json, sys
 from benchmarks.engine import latencies, self_play
 rounds, seed = int(sys.argv[1]), int(sys.argv[2])
 actions, seconds = self_play(rounds, seed)
-_, legal, _, _ = latencies(max(rounds // 3, 1), seed)
+legal = latencies(max(rounds // 3, 1), seed)[1]
 print(json.dumps({"per_second": actions / seconds, "legal": legal}))
 """
 
