@@ -454,6 +454,18 @@ class Match:
                 break
             assert table.state is not None, "no round was dealt"
             state = loads(table.state)
+            if state.round_over and table.intermission_until is not None:
+                # Between two rounds each person reads the result and goes on, as the web
+                # client's Continue does; the last one's ``continue`` deals the next round.
+                for seat in sorted(table.awaited()):
+                    self._client_message(
+                        turn.websocket,
+                        "turn.websocket",
+                        table.seats[seat].player_id,
+                        {"action": "continue", "table_id": table_id, "round": table.round},
+                    )
+                    platform.settle()
+                continue
             if state.round_over:
                 raise RuntimeError(f"round {table.round} is over but was not scored or dealt")
             seat = state.turn

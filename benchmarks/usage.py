@@ -7,8 +7,9 @@ Every invocation of a played match is put in one of three buckets:
   once per turn (every turn's schedule fires once; turn ignores it when the
   turn is over). Divided by the actions played.
 * **round**: deal (on ``RoundScored``), score, the turn service's
-  ``RoundStarted``, and the relay of ``ROUND``/``SCORE`` items. Divided by
-  the rounds played.
+  ``RoundStarted``, the players' ``continue`` between two rounds (the last
+  deals the next round), and the relay of ``ROUND``/``SCORE`` items. Divided
+  by the rounds played.
 * **match**: everything done once per match: the authorizer, ``$connect``
   and ``$disconnect``, queueing and the state machine's passes, forming the
   table and dealing its first round (on ``TableFormed``), the ledger's
@@ -82,6 +83,8 @@ def category(invocation: Invocation) -> str:
     if function == "score.events" or (function == "deal.events" and "RoundScored" in parts):
         return "round"
     if function == "turn.events" and "RoundStarted" in parts:
+        return "round"
+    if function == "turn.websocket" and invocation.kind == "continue":
         return "round"
     if function == "relay.stream" and parts <= {"ROUND", "SCORE"}:
         return "round"
