@@ -75,8 +75,8 @@ def test_a_stale_move_other_than_the_lost_one_repairs_nothing(
     assert [m["code"] for m in pusher.to(connection, "error")] == ["stale_version"]
     assert _others_frames(pusher, connection) == 0
     assert telemetry.metrics.get("answers_repaired", 0) == 0
-    (log,) = store.records("t1").logs
-    assert not log.repaired, "the lost move's repair is still to come"
+    (logged,) = store.records("t1").turns
+    assert not logged.repaired, "the lost move's repair is still to come"
 
 
 def test_the_lost_move_re_sent_repairs_once(
@@ -96,5 +96,8 @@ def test_the_lost_move_re_sent_repairs_once(
 
     assert telemetry.metrics["answers_repaired"] == 1
     assert _others_frames(pusher, "c1") == 3, "each other seat's view, once"
-    (log,) = store.records("t1").logs
-    assert log.repaired
+    for seat in (2, 3, 4):
+        (view,) = pusher.to(f"c{seat}")
+        assert [m["type"] for m in view["moves"]] == ["discard"], "with the turn's moves"
+    (logged,) = store.records("t1").turns
+    assert logged.repaired
