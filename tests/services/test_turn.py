@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ops.replay import rounds_of, verify
 from services.common.events import (
     BotLevel,
     PlayerConnected,
@@ -16,9 +17,10 @@ from services.common.events import (
     SeatPlayer,
 )
 from services.common.ledger import Posting
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.protocol import Play
-from services.common.records import LogEntry, LoggedTurn, TableRecord
+from services.common.records import LogEntry, LoggedTurn, RoundRecord, TableRecord
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Outcome, Storage
@@ -30,9 +32,11 @@ from shared_engine import (
     RoundState,
     action_to_wire,
     apply,
+    commitment,
     loads,
     parse_action,
     player_view,
+    shuffled,
     start_round,
 )
 from shared_engine.autoplay import auto_play_step
@@ -1002,3 +1006,74 @@ def test_a_move_is_answered_once_when_the_bots_turn_after_it_loses_a_race(
     turn.receive(("p1", "P1"), "c1", move.model_dump_json(exclude_none=True))
     answers = [m for c, m in pusher.sent if c == "c1" and m.get("cid") == "m-1"]
     assert [m["type"] for m in answers] == ["view"]
+
+
+def test_a_round_logged_a_move_an_item_reads_on_with_its_turns_logged_whole(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    storage: MemoryStorage,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+) -> None:
+    """A round in play across a deploy: its first move is in an item of its own, as every
+    move was logged before turns were logged whole. The log, a reload's and the replay read
+    it with the turns logged since, in order; a replay meets the live state mid-turn."""
+    state = start_round(SEED)
+    storage.put(
+        "games", RoundRecord("t1", 1, SEED, commitment(SEED, shuffled(SEED)), 4, 1.0).to_item()
+    )
+    move = _discard(state, 1)
+    opened, _ = apply(state, 1, parse_action(move))
+    put_table(store, "t1", opened, version=2)
+    seat_everyone(presence, "t1")
+    shown = {"seat": 1, **move, "auto": False, "version": 2}
+    applied = {"table_id": "t1", "round": 1, "version": 2, "seat": 1, "action": move, "auto": False}
+    storage.put(
+        "games",
+        {
+            "pk": "TABLE#t1",
+            "sk": "LOG#0001#000001",
+            "seat": 1,
+            "action": json.dumps(move),
+            "auto": False,
+            "at": 1_800_000_000.0,
+            "public": json.dumps(shown),
+            "outbox": json.dumps(
+                [{"detail-type": "ActionApplied", "source": "canasta.turn", "detail": applied}]
+            ),
+        },
+    )
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    drawn = store.get_table("t1")
+    assert drawn is not None and drawn.state is not None
+
+    def replayed(table: TableRecord) -> list[str]:
+        return verify(
+            rounds_of(store.records("t1")),
+            variant=table.variant,
+            live_state=table.state,
+            live_round=1,
+            totals=(0, 0),
+        ).mismatches
+
+    assert replayed(drawn) == [], "mid-turn: the old item, then the turn so far"
+    discard = _discard(loads(drawn.state), 2)
+    turn.play("p2", "c2", _play("t1", 3, discard))
+
+    old, new = _turns(store)
+    assert [(m.seat, m.action, m.version) for m in old.moves] == [(1, move, 1)]
+    assert old.outbox[0].detail == applied and old.last.public == shown
+    assert [(m.seat, m.action["type"]) for m in new.moves] == [(2, "draw"), (2, "discard")]
+    assert [(m.seat, m.version) for m in _logs(store)] == [(1, 1), (2, 2), (2, 3)]
+    ended = store.get_table("t1")
+    assert ended is not None and replayed(ended) == []
+    presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
+    pusher.clear()
+    turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
+    ((_, synced),) = pusher.sent
+    assert [(m["seat"], m["type"], m["version"]) for m in synced["log"]] == [
+        (1, "discard", 2),
+        (2, "draw", 3),
+        (2, "discard", 4),
+    ]
