@@ -10,7 +10,7 @@ from ops.replay import replay, rounds_of
 from shared_engine import MatchMode, commitment, shuffled
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness
-from tests.integration.history import events_of, outbox, round_of
+from tests.integration.history import events_of, moves_of, outbox, round_of
 
 pytestmark = pytest.mark.integration
 
@@ -48,16 +48,19 @@ def test_a_three_round_match(harness: Harness) -> None:
         assert (result["scores"]["A"]["total"], result["scores"]["B"]["total"]) == replayed.totals
         assert (result["totals"]["A"], result["totals"]["B"]) == running
 
-    # The log holds exactly one item per applied action, numbered 1..ply in each round,
-    # each carrying its ActionApplied; the last one of a round also carries RoundEnded.
+    # The log holds every applied action once, numbered 1..ply in each round, in one item
+    # per turn keyed by its last move, each move with its ActionApplied; the round's last
+    # item also carries RoundEnded.
     for replayed in rounds:
         number = replayed.round.number
         logs = [i for i in history if i["sk"]["S"].startswith(f"LOG#{number:04d}#")]
-        assert [int(i["sk"]["S"].split("#")[2]) for i in logs] == list(
-            range(1, replayed.final.ply + 1)
-        )
+        moves = moves_of(history, number)
+        assert [m.ply for m in moves] == list(range(1, replayed.final.ply + 1))
+        turns = [json.loads(i["moves"]["S"]) for i in logs]
+        assert [int(i["sk"]["S"].split("#")[2]) for i in logs] == [t[-1]["ply"] for t in turns]
+        assert all(len({m["seat"] for m in turn}) == 1 for turn in turns), "a turn an item"
         applied = events_of(logs, "ActionApplied")
-        assert len(applied) == replayed.final.ply
+        assert [(e["seat"], e["version"]) for e in applied] == [(m.seat, m.version) for m in moves]
         assert all(e["round"] == number for e in applied)
         ended = [i for i in logs if any(e["detail-type"] == "RoundEnded" for e in outbox(i))]
         assert ended == [logs[-1]]
