@@ -284,27 +284,29 @@ class LogEntry(Frozen):
     version its write made: what a ``sync`` restores to the client's move log."""
 
     def as_json(self) -> dict[str, Any]:
-        """The move inside a turn's ``LOG`` item or the ``TABLE`` item's ``turn_moves``."""
-        return {
-            "ply": self.version,
-            "seat": self.seat,
-            "action": self.action,
-            "auto": self.auto,
-            "at": self.at,
-            **({"public": self.public} if self.public is not None else {}),
-        }
+        """The move inside a turn's ``LOG`` item or the ``TABLE`` item's ``turn_moves``: its
+        public form names the seat, the auto flag and the action's own fields (the public
+        move copies the wire form's ``type``, ``tile`` and ``melds``), so they are kept once."""
+        assert self.public is not None, "a turn's moves are logged with their public form"
+        return {"ply": self.version, "at": self.at, "public": self.public}
 
     @classmethod
     def of_json(cls, round_number: int, raw: dict[str, Any]) -> LogEntry:
+        public = raw["public"]
         return cls(
             round=round_number,
             version=_int(raw["ply"]),
-            seat=_int(raw["seat"]),
-            action=raw["action"],
-            auto=bool(raw["auto"]),
+            seat=_int(public["seat"]),
+            action={k: public[k] for k in WIRE_FIELDS if k in public},
+            auto=bool(public["auto"]),
             at=_float(raw["at"]),
-            public=raw.get("public"),
+            public=public,
         )
+
+
+WIRE_FIELDS = ("type", "tile", "melds")
+"""What a move's wire form holds (``shared_engine.action_to_wire``), all of which its public
+form repeats as they are (``tableviews.public_move``)."""
 
 
 class LoggedTurn(Frozen):

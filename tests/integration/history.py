@@ -74,14 +74,12 @@ def moves_of(items: list[dict[str, Any]], round_number: int | None = None) -> li
 
 
 def _move(round_number: int, raw: dict[str, Any]) -> Move:
+    """A move of a turn's item: its public form holds its seat, its flag and its action's
+    fields (a draw names no tile)."""
+    shown = raw["public"]
+    action = {k: shown[k] for k in ("type", "tile", "melds") if k in shown}
     return Move(
-        round_number,
-        raw["ply"],
-        raw["seat"],
-        raw["action"],
-        raw["auto"],
-        raw["at"],
-        raw["public"]["version"],
+        round_number, raw["ply"], shown["seat"], action, shown["auto"], raw["at"], shown["version"]
     )
 
 

@@ -227,13 +227,13 @@ def test_a_tampered_log_entry_or_commitment_is_reported_not_passed(operators: Op
     games = ops.aws.settings.games_table
     first = ops.items(table_id, "LOG#0001#")[0]  # the first turn's item
     moves = json.loads(first["moves"]["S"])
-    action = moves[0]["action"]
-    assert action["type"] == "discard"  # the round opens with the first player's discard
+    shown = moves[0]["public"]
+    assert shown["type"] == "discard"  # the round opens with the first player's discard
     (round_item,) = ops.items(table_id, "ROUND#0001")
     dealt = start_round(round_item["seed"]["S"], dealer=int(round_item["dealer"]["N"]))
-    held = {NAMES[t] for t in dealt.hands[moves[0]["seat"] - 1]}
+    held = {NAMES[t] for t in dealt.hands[shown["seat"] - 1]}
     other = next(NAMES[t] for t in sorted(TILE_KINDS) if t != JOKER and NAMES[t] not in held)
-    moves[0] = {**moves[0], "action": {**action, "tile": other}}
+    moves[0] = {**moves[0], "public": {**shown, "tile": other}}
     tampered = {**first, "moves": {"S": json.dumps(moves)}}
     db.put_item(TableName=games, Item=tampered)
     with operators.reading():

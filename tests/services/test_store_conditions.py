@@ -91,9 +91,10 @@ def stored(store: GameStore, record: TableRecord) -> TableRecord:
 
 def turn(ply: int, seat: int = 1) -> LoggedTurn:
     """A turn of a draw and a discard, its last move the round's ``ply``."""
+    draw, discard = {"type": "draw"}, {"type": "discard", "tile": "9R"}
     moves = (
-        LogEntry(1, ply - 1, seat, {"type": "draw"}, False, 10.0, {"seat": seat, "version": 5}),
-        LogEntry(1, ply, seat, {"type": "discard", "tile": "9R"}, False, 10.0, {"seat": seat}),
+        LogEntry(1, ply - 1, seat, draw, False, 10.0, {"seat": seat, **draw, "auto": False}),
+        LogEntry(1, ply, seat, discard, False, 10.0, {"seat": seat, **discard, "auto": False}),
     )
     return LoggedTurn(1, moves)
 
