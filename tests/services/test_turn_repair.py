@@ -101,3 +101,29 @@ def test_the_lost_move_re_sent_repairs_once(
         assert [m["type"] for m in view["moves"]] == ["discard"], "with the turn's moves"
     (logged,) = store.records("t1").turns
     assert logged.repaired
+
+
+def test_a_move_within_a_turn_re_sent_is_answered_stale_and_repairs_nothing(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    pusher: RecordingPusher,
+    telemetry: RecordingTelemetry,
+    dealt: RoundState,
+) -> None:
+    """Nothing follows a draw but its answer, and ``stale_version`` carries the view: the
+    other seats hear nothing of it until seat 2's turn ends."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    follow_through = turn._after
+    turn._after = lambda *_: None  # type: ignore[assignment]
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    turn._after = follow_through
+    pusher.clear()
+
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+
+    (answer,) = pusher.sent
+    assert answer[0] == "c2" and answer[1]["code"] == "stale_version"
+    assert answer[1]["view"]["version"] == 3 and answer[1]["view"]["view"]["phase"] == "play"
+    assert telemetry.metrics.get("answers_repaired", 0) == 0
+    assert [t.repaired for t in store.records("t1").turns] == [False]
