@@ -19,7 +19,7 @@ from services.common.events import (
 from services.common.ledger import Posting
 from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
-from services.common.protocol import Play
+from services.common.protocol import LOG_SHOWN, Play
 from services.common.records import LogEntry, LoggedTurn, RoundRecord, TableRecord
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
@@ -1077,3 +1077,17 @@ def test_a_round_logged_a_move_an_item_reads_on_with_its_turns_logged_whole(
         (2, "draw", 3),
         (2, "discard", 4),
     ]
+
+
+def test_a_reload_that_read_the_table_mid_turn_gets_each_move_once(
+    turn: TurnService, store: GameStore, dealt: RoundState
+) -> None:
+    """The table is read, then the turn ends and is logged before the log is read: the
+    turn's moves are in the log item now, and not repeated from the table as read."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    read = store.get_table("t1")
+    assert read is not None and read.state is not None and len(read.turn_moves) == 1
+    turn.play("p2", "c2", _play("t1", 3, _discard(loads(read.state), 2)))
+    log = store.moves.of_round(read, LOG_SHOWN)
+    assert [(m["type"], m["version"]) for m in log] == [("discard", 2), ("draw", 3), ("discard", 4)]
