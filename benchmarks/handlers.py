@@ -457,7 +457,7 @@ class Match:
             if state.round_over and table.intermission_until is not None:
                 # Between two rounds each person reads the result and continues, as the
                 # web client's Continue sends it; the last one's deals the next round.
-                for seat in table.awaited():
+                for seat in sorted(table.awaited()):
                     self._client_message(
                         turn.websocket,
                         "turn.websocket",

@@ -109,8 +109,10 @@ class Invocation:
     event_bytes: list[int] = field(default_factory=list)
     written: list[tuple[str, str, int]] = field(default_factory=list)
     """(table, sort key prefix, item bytes) of every item written."""
-    transactions: list[list[str]] = field(default_factory=list)
-    """The item kinds of each TransactWriteItems ("Update:TABLE", "Put:LOG", ...)."""
+    writes: list[list[str]] = field(default_factory=list)
+    """Each write request, as the item kinds it writes: a single ``UpdateItem`` of a table
+    item is ``["Update:TABLE"]``, a ``TransactWriteItems`` all of its items
+    (``["Update:TABLE", "Put:LOG"]``); failed ones too."""
     captured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """The parameters of the calls named in ``CAPTURED`` (for the harness to follow them)."""
     records: int = 0
@@ -260,6 +262,7 @@ class Meter:
             units = write_units(before[0], after)
             invocation.wru += units
             self._on_key(invocation, table, key, "write", units)
+            invocation.writes.append([f"{operation.removesuffix('Item')}:{_sk_kind(key)}"])
             if not failed and operation != "DeleteItem":
                 invocation.written.append((table, _sk_kind(key), after))
         elif operation == "TransactWriteItems":
@@ -280,7 +283,7 @@ class Meter:
                 kinds.append(f"{action}:{_sk_kind(key)}")
                 if not failed and action in ("Put", "Update"):
                     invocation.written.append((table, _sk_kind(key), after))
-            invocation.transactions.append(kinds)
+            invocation.writes.append(kinds)
         elif operation in ("BatchWriteItem", "BatchGetItem", "TransactGetItems", "Scan"):
             raise NotImplementedError(f"capacity of {operation} is not metered")
 

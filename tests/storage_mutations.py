@@ -103,10 +103,10 @@ MUTATIONS = (
         "test_a_table_is_created_once",
     ),
     dropped(
-        "a log entry, create-only",
+        "a logged turn, create-only",
         STORE,
-        'Put("games", entry.to_item(old.table_id), when=Absent(), refusal=AlreadyDone())',
-        "test_a_logged_move_is_logged_once",
+        'Put("games", turn.to_item(old.table_id), when=Absent(), refusal=AlreadyDone())',
+        "test_a_logged_turn_is_logged_once",
     ),
     dropped(
         "a round, create-only",

@@ -249,8 +249,9 @@ export function adoptView(state, message) {
   const advanced = !sameTable || message.version > previous.version;
   const newRound = !sameTable || previous.match.round !== message.match.round;
   if (newRound) state.log = [];
+  let fresh = [];
   if (Array.isArray(message.log)) state.log = message.log.slice(-LOG_KEPT).map((move) => ({ ...move }));
-  else if (advanced) logMoves(state, message);
+  else if (advanced) fresh = logMoves(state, message);
   state.view = message;
   state.hand = newHand;
   state.queued = null;
@@ -262,9 +263,7 @@ export function adoptView(state, message) {
   // error shown for an earlier attempt no longer applies.
   if (sameTable && advanced) effects.push({ kind: "clearError" });
   if (newRound) effects.push({ kind: "newRound" }, ...roundDealt(state, message));
-  if (advanced && message.last_action && !Array.isArray(message.log)) {
-    effects.push({ kind: "moved", moves: message.moves && message.moves.length ? message.moves : [message.last_action], version: message.version });
-  }
+  if (fresh.length) effects.push({ kind: "moved", moves: fresh, version: message.version });
   const mine = message.view.turn === message.seat && playing(state);
   if (mine && !wasMine) effects.push({ kind: "yourTurn" });
   return effects;
@@ -276,16 +275,33 @@ export function moveKey(version, n) {
 }
 
 /** The moves of another seat's, to show one after another as they happen (MoveQueue);
- * this seat's own moves need no showing: the player just made them. */
+ * this seat's own moves need no showing: the player just made them. Each is keyed as its
+ * log entry is: its version, and its place among that version's moves. */
 export function othersMoves(state, effect) {
-  return effect.moves.map((move, n) => ({ move, key: moveKey(effect.version, n) })).filter(({ move }) => Number(move.seat) !== state.view.seat);
+  let n = 0;
+  return effect.moves
+    .map((move, i) => {
+      const version = move.version ?? effect.version;
+      n = i > 0 && (effect.moves[i - 1].version ?? effect.version) === version ? n + 1 : 0;
+      return { move, key: moveKey(version, n) };
+    })
+    .filter(({ move }) => Number(move.seat) !== state.view.seat);
 }
 
-/** Appends the moves a view brings (a bot's turn is several) to the round's log. */
+/**
+ * Appends the moves a view brings to the round's log and returns them: another seat's
+ * whole turn comes at its end (a draw, melds, a discard, each at the version its write
+ * made; a bots' stretch, several turns). A move the log holds already (a reload's log,
+ * or a view pushed mid-turn, brought it before: its version is not newer) is not added
+ * twice. A move without a version (an older server) is its view's.
+ */
 function logMoves(state, message) {
   const moves = message.moves && message.moves.length ? message.moves : message.last_action ? [message.last_action] : [];
-  for (const move of moves) state.log.push({ ...move, version: message.version });
+  const newest = state.log.length ? state.log[state.log.length - 1].version : -Infinity;
+  const fresh = moves.map((move) => ({ ...move, version: move.version ?? message.version })).filter((move) => move.version > newest);
+  state.log.push(...fresh);
   if (state.log.length > LOG_KEPT) state.log.splice(0, state.log.length - LOG_KEPT);
+  return fresh;
 }
 
 // --- dialogs ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ conditions; the pushes themselves write nothing (``ViewPusher``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.common.adapters import TurnTimers
@@ -38,8 +38,9 @@ class AfterWrite:
         state: RoundState | None = None,
         *,
         last_action: dict[str, Any] | None = None,
-        reply: tuple[int, str] | None = None,
+        reply: tuple[int, str | None] | None = None,
         moves: Sequence[dict[str, Any]] = (),
+        shown: Mapping[int, int] | None = None,
         gone: Sequence[tuple[int, str]] = (),
         repair: bool = False,
     ) -> None:
@@ -47,7 +48,9 @@ class AfterWrite:
         followed through, so its turn's timer is set even if the turn began earlier (a
         schedule that exists answers "already exists"); otherwise a turn's timer is set
         when the turn begins (its first write: ``turn_started == version``), and later
-        moves of the same turn keep it. ``gone``: seats found gone on the way."""
+        moves of the same turn keep it. ``moves``: the moves the seats are still to be
+        shown, of which each seat in ``shown`` has seen the first so many
+        (``ViewPusher.push_views``). ``gone``: seats found gone on the way."""
         if state is None and table.state is not None:
             state = unpack(table.state)
         deadline = table.turn_deadline if running(table, state) else table.intermission_until
@@ -58,7 +61,7 @@ class AfterWrite:
             and (repair or timer_due(TurnClock(table.turn_started, deadline), table.version))
         ):
             self._timers.schedule(table.table_id, table.turn_started, deadline)
-        pushed = self._views.push_views(table, last_action, state, reply, moves)
+        pushed = self._views.push_views(table, last_action, state, reply, moves, shown=shown)
         self.free(table, [*gone, *pushed])
 
     def free(self, table: TableRecord, gone: Gone) -> None:

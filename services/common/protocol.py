@@ -424,10 +424,14 @@ class ViewMessage(ServerMessageBase):
     view: TableView
     last_action: LastAction | None = None
     """The move that produced this version, for animation; null after a sync or a deal."""
-    moves: list[LastAction] = Field(default_factory=list)
-    """Every move of the write that produced this version, in order (a bot's or an
-    auto-played turn is several: draw, melds, discard), the last being ``last_action``;
-    public facts only, for a move log. Empty after a sync or a deal."""
+    moves: list[LoggedMove] = Field(default_factory=list)
+    """The moves this seat had not been shown, in order, each with the version its write
+    made, the last being ``last_action``; public facts only, for a move log. The mover's
+    own view answers each of its moves with that move; the other seats see a turn when it
+    ends, all its moves at once (the draw, melds and discard), and the turns of bots and
+    absent seats that follow without a person acting in one view with them. A move may
+    come again in a later view (after a ``sync`` or a seat's reconnect mid-turn, its
+    version and place the same): keep it once. Empty after a sync or a deal."""
     intermission: Intermission | None = Field(default=None, exclude_if=_absent)
     """Present while the table waits between two rounds (the round over, the next to be
     dealt): what it waits for and until when."""

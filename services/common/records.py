@@ -120,6 +120,10 @@ class TableRecord(Frozen):
     continued: frozenset[int] = frozenset()
     """The seats whose player sent ``continue`` during the intermission."""
     updated_at: float = 0.0
+    turn_moves: tuple[LogEntry, ...] = ()
+    """The moves of the turn being played, once written: kept here until the move that ends
+    the turn logs them all in one ``LOG`` item (``LoggedTurn``), so that a move within a turn
+    is one conditional update of this item alone."""
 
     def seat_of(self, player_id: str) -> int | None:
         return next((s for s, p in self.seats.items() if p.player_id == player_id), None)
@@ -170,6 +174,8 @@ class TableRecord(Frozen):
             item["intermission_until"] = self.intermission_until
         if self.continued:
             item["continued"] = _json(sorted(self.continued))
+        if self.turn_moves:
+            item["turn_moves"] = _json([move.as_json() for move in self.turn_moves])
         return item
 
     def to_item(self) -> Item:
@@ -215,6 +221,12 @@ class TableRecord(Frozen):
             if "continued" in item
             else frozenset(),
             updated_at=_float(item["updated_at"]),
+            turn_moves=tuple(
+                LogEntry.of_json(_int(item["round"]), move)
+                for move in json.loads(_str(item["turn_moves"]))
+            )
+            if "turn_moves" in item
+            else (),
         )
 
 
@@ -281,45 +293,94 @@ class RoundRecord(Frozen):
 
 
 class LogEntry(Frozen):
-    """One applied action, appended to the table's log with the write that applied it."""
+    """One applied action of a round's log: who played what, when, and how every seat saw it."""
 
     round: int
     version: int
+    """The engine's ply: the action's number within the round (from 1)."""
     seat: int
     action: dict[str, Any]
     auto: bool
     at: float
-    outbox: tuple[Outbound, ...] = ()
-    repaired: bool = False
-    """What follows the write was run again once, for a client that re-sent the move."""
     public: dict[str, Any] | None = None
     """The move as every seat may learn it (``tableviews.public_move``) with the table
     version its write made: what a ``sync`` restores to the client's move log."""
 
+    def as_json(self) -> dict[str, Any]:
+        """The move inside a turn's ``LOG`` item or the ``TABLE`` item's ``turn_moves``: its
+        public form names the seat, the auto flag and the action's own fields (the public
+        move copies the wire form's ``type``, ``tile`` and ``melds``), so they are kept once."""
+        assert self.public is not None, "a turn's moves are logged with their public form"
+        return {"ply": self.version, "at": self.at, "public": self.public}
+
+    @classmethod
+    def of_json(cls, round_number: int, raw: dict[str, Any]) -> LogEntry:
+        public = raw["public"]
+        return cls(
+            round=round_number,
+            version=_int(raw["ply"]),
+            seat=_int(public["seat"]),
+            action={k: public[k] for k in WIRE_FIELDS if k in public},
+            auto=bool(public["auto"]),
+            at=_float(raw["at"]),
+            public=public,
+        )
+
+
+WIRE_FIELDS = ("type", "tile", "melds")
+"""What a move's wire form holds (``shared_engine.action_to_wire``), all of which its public
+form repeats as they are (``tableviews.public_move``)."""
+
+
+class LoggedTurn(Frozen):
+    """A ``LOG`` item: the moves of one turn, written with the move that ended it (a draw,
+    the melds, the discard), and the events its insert publishes.
+
+    Its key is the ply of its last move, so the round's items sort in the order played.
+    Items written one per move before turns were logged whole (``seat``, ``action``,
+    ``auto``, ``at``, ``public`` as attributes) are read as a turn of one move.
+    """
+
+    round: int
+    moves: tuple[LogEntry, ...]
+    outbox: tuple[Outbound, ...] = ()
+    repaired: bool = False
+    """What follows the write was run again once, for a client that re-sent its last move."""
+
+    @property
+    def last(self) -> LogEntry:
+        return self.moves[-1]
+
     def to_item(self, table_id: str) -> Item:
         return {
-            **table_key(table_id, constants.log_sk(self.round, self.version)),
-            "seat": self.seat,
-            "action": _json(self.action),
-            "auto": self.auto,
-            "at": self.at,
-            **({"public": _json(self.public)} if self.public is not None else {}),
+            **table_key(table_id, constants.log_sk(self.round, self.last.version)),
+            "moves": _json([move.as_json() for move in self.moves]),
             **outbox(self.outbox),
         }
 
     @classmethod
-    def from_item(cls, item: Item) -> LogEntry:
-        _, round_number, version = _str(item["sk"]).split("#")
+    def from_item(cls, item: Item) -> LoggedTurn:
+        _, round_number, ply = _str(item["sk"]).split("#")
+        number = int(round_number)
+        if "moves" in item:
+            moves = tuple(LogEntry.of_json(number, m) for m in json.loads(_str(item["moves"])))
+        else:
+            moves = (
+                LogEntry(
+                    round=number,
+                    version=int(ply),
+                    seat=_int(item["seat"]),
+                    action=json.loads(_str(item["action"])),
+                    auto=bool(item["auto"]),
+                    at=_float(item["at"]),
+                    public=json.loads(_str(item["public"])) if "public" in item else None,
+                ),
+            )
         return cls(
-            round=int(round_number),
-            version=int(version),
-            seat=_int(item["seat"]),
-            action=json.loads(_str(item["action"])),
-            auto=bool(item["auto"]),
-            at=_float(item["at"]),
+            round=number,
+            moves=moves,
             outbox=tuple(outbox_events(item)),
             repaired=item.get("repaired") is True,
-            public=json.loads(_str(item["public"])) if "public" in item else None,
         )
 
 
@@ -454,8 +515,15 @@ class TableHistory(Frozen):
     """Every record a table keeps of its play, each kind in key order."""
 
     rounds: tuple[RoundRecord, ...]
-    logs: tuple[LogEntry, ...]
+    turns: tuple[LoggedTurn, ...]
     scores: tuple[ScoreRecord, ...]
+    playing: tuple[LogEntry, ...] = ()
+    """The moves of the turn being played (``TableRecord.turn_moves``): logged when it ends."""
+
+    @property
+    def logs(self) -> tuple[LogEntry, ...]:
+        """Every move played at the table, in order: the logged turns', then the turn's so far."""
+        return (*(move for turn in self.turns for move in turn.moves), *self.playing)
 
 
 # --- presence ---------------------------------------------------------------------------

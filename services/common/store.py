@@ -15,7 +15,7 @@ from services.common.ledger import Ledger, Posting
 from services.common.presence import PresenceStore
 from services.common.records import (
     ClosedRecord,
-    LogEntry,
+    LoggedTurn,
     Outbound,
     RoundRecord,
     ScoreRecord,
@@ -60,7 +60,7 @@ class GameStore:
 
     @property
     def moves(self) -> MoveLog:
-        """The tables' logs: one entry per applied move, in the order played."""
+        """The tables' logs: a ``LOG`` item per turn, its moves in the order played."""
         return MoveLog(self._storage)
 
     def get_table(self, table_id: str) -> TableRecord | None:
@@ -91,16 +91,19 @@ class GameStore:
         return tuple(outbox_events(item)) if item else ()
 
     def records(self, table_id: str) -> TableHistory:
-        """Every round, log entry and score of a table, as records (``python -m ops``)."""
+        """Every round, logged turn and score of a table, as records, and the moves of the
+        turn being played (``python -m ops``: a replay meets the live state mid-turn too)."""
         items = self._storage.query("games", constants.table_pk(table_id))
 
         def of(prefix: str) -> list[Item]:
             return [i for i in items if str(i["sk"]).startswith(prefix)]
 
+        live = [i for i in items if i["sk"] == constants.TABLE_SK]
         return TableHistory(
             rounds=tuple(map(RoundRecord.from_item, of("ROUND#"))),
-            logs=tuple(map(LogEntry.from_item, of("LOG#"))),
+            turns=tuple(map(LoggedTurn.from_item, of("LOG#"))),
             scores=tuple(map(ScoreRecord.from_item, of(SCORES))),
+            playing=TableRecord.from_item(live[0]).turn_moves if live else (),
         )
 
     # --- writes -----------------------------------------------------------------
@@ -125,6 +128,7 @@ class GameStore:
             *(() if new.turn_deadline is not None else ("turn_deadline",)),
             *(() if new.intermission_until is not None else ("intermission_until",)),
             *(() if new.continued else ("continued",)),
+            *(() if new.turn_moves else ("turn_moves",)),
         ]
         return Update(
             "games",
@@ -139,19 +143,21 @@ class GameStore:
         self,
         old: TableRecord,
         new: TableRecord,
-        entries: Sequence[LogEntry],
+        turns: Sequence[LoggedTurn] = (),
         postings: Sequence[Posting] = (),
     ) -> Outcome:
-        """The new state, conditional on the version read, with its log entries appended
-        and ``postings`` (the joker button's debit) booked with it.
+        """The new state, conditional on the version read, with the turns it ended logged
+        (create-only, each with its events) and ``postings`` (the joker button's debit)
+        booked with it. A move within a turn logs nothing yet (its move is kept in
+        ``new.turn_moves``): without postings it is one conditional update, no transaction.
 
         ``VersionConflict`` if the table moved on; ``Short`` or ``AlreadyDone`` if a
         posting's debit is not covered or was booked before.
         """
         writes: list[Write] = [self._table_update(old, new)]
         writes += [
-            Put("games", entry.to_item(old.table_id), when=Absent(), refusal=AlreadyDone())
-            for entry in entries
+            Put("games", turn.to_item(old.table_id), when=Absent(), refusal=AlreadyDone())
+            for turn in turns
         ]
         writes += Ledger.writes(postings, new.updated_at)
         return self._storage.commit(writes)
@@ -252,29 +258,34 @@ class GameStore:
 
 
 class MoveLog:
-    """The log entries of the tables' rounds: read by a repair and a ``sync``, marked once
+    """The logged turns of the tables' rounds: read by a repair and a ``sync``, marked once
     by a repair (the writes that append them are the moves', ``GameStore.commit_actions``)."""
 
     def __init__(self, storage: Storage) -> None:
         self._storage = storage
 
-    def entry(self, table_id: str, round_number: int, version: int) -> LogEntry | None:
-        item = self._storage.get(
-            "games", table_key(table_id, constants.log_sk(round_number, version))
-        )
-        return LogEntry.from_item(item) if item else None
+    def turn(self, table_id: str, round_number: int, ply: int) -> LoggedTurn | None:
+        """The logged turn whose last move is the round's ``ply``."""
+        item = self._storage.get("games", table_key(table_id, constants.log_sk(round_number, ply)))
+        return LoggedTurn.from_item(item) if item else None
 
-    def of_round(self, table_id: str, round_number: int, last: int) -> list[dict[str, Any]]:
-        """The round's public moves, oldest first, the ``last`` ones at most (``LogEntry.public``,
-        with the version each write made)."""
+    def of_round(self, table: TableRecord, last: int) -> list[dict[str, Any]]:
+        """The public moves of the table's round so far, oldest first, the ``last`` ones at
+        most (``LogEntry.public``, with the version each write made): the logged turns', then
+        those of the turn being played (the moves of a turn logged since ``table`` was read
+        are not repeated)."""
         items = self._storage.query(
-            "games", constants.table_pk(table_id), prefix=constants.log_prefix(round_number)
+            "games", constants.table_pk(table.table_id), prefix=constants.log_prefix(table.round)
         )
-        moves = [entry.public for entry in map(LogEntry.from_item, items) if entry.public]
+        logged = [move for item in items for move in LoggedTurn.from_item(item).moves]
+        since = logged[-1].version if logged else 0
+        playing = [move for move in table.turn_moves if move.version > since]
+        moves = [move.public for move in [*logged, *playing] if move.public]
         return moves[-last:]
 
-    def claim_repair(self, table_id: str, round_number: int, version: int) -> bool:
-        """Mark a logged move repaired once: False if a replay of it repaired it before.
+    def claim_repair(self, table_id: str, round_number: int, ply: int) -> bool:
+        """Mark a logged turn repaired once: False if a replay of its last move repaired it
+        before.
 
         A write only on the first replay of a move; every later one reads the mark with the
         log item it reads anyway (a MODIFY, which the outbox relay ignores). A collision on
@@ -285,7 +296,7 @@ class MoveLog:
                 [
                     Update(
                         "games",
-                        table_key(table_id, constants.log_sk(round_number, version)),
+                        table_key(table_id, constants.log_sk(round_number, ply)),
                         set={"repaired": True},
                         when=all_of(Exists(), Lacks("repaired")),
                         refusal=AlreadyDone(),

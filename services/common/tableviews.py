@@ -7,7 +7,7 @@ seat is ever computed from another seat's data.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -42,8 +42,9 @@ def view_message(
     log: Sequence[dict[str, Any]] | None = None,
 ) -> ViewMessage:
     """``cid``: the correlation id of the seat's own message this view answers, if any;
-    ``moves``: the public moves of the write (``public_move``); ``log``: the round's moves
-    so far, for a ``sync`` answer (``GameStore.round_log``)."""
+    ``moves``: the public moves the seat has not been shown (``public_move``, each with the
+    version its write made); ``log``: the round's moves so far, for a ``sync`` answer
+    (``MoveLog.of_round``)."""
     return ViewMessage(
         cid=cid,
         table_id=table.table_id,
@@ -65,8 +66,8 @@ def view_message(
         ),
         turn_deadline=table.turn_deadline,
         view=TableView.model_validate(player_view(state, seat).model_dump()),
-        last_action=LastAction.model_validate(last_action) if last_action else None,
-        moves=[LastAction.model_validate(move) for move in moves],
+        last_action=_last_action(last_action) if last_action else None,
+        moves=[LoggedMove.model_validate(move) for move in moves],
         intermission=(
             Intermission(
                 until=table.intermission_until,
@@ -78,6 +79,11 @@ def view_message(
         ),
         log=[LoggedMove.model_validate(move) for move in log] if log is not None else None,
     )
+
+
+def _last_action(move: dict[str, Any]) -> LastAction:
+    """``last_action`` names the move alone: the version is the view's own."""
+    return LastAction.model_validate({k: v for k, v in move.items() if k != "version"})
 
 
 def round_result(
@@ -152,25 +158,33 @@ class ViewPusher:
         table: TableRecord,
         last_action: dict[str, Any] | None = None,
         state: RoundState | None = None,
-        reply: tuple[int, str] | None = None,
+        reply: tuple[int, str | None] | None = None,
         moves: Sequence[dict[str, Any]] = (),
+        *,
+        shown: Mapping[int, int] | None = None,
+        seats: Sequence[int] = SEATS,
     ) -> Gone:
-        """Sends each connected seat its view; returns the seats whose connection was gone.
+        """Sends each connected seat of ``seats`` its view; returns the seats whose
+        connection was gone.
 
         ``state`` is ``table.state`` already parsed, if the caller has it. ``reply``
         is the seat whose own message produced this version and its correlation id:
-        that seat's view answers it; the other seats' views are pushes.
+        that seat's view answers it; the other seats' views are pushes. ``shown``: how
+        many of ``moves`` a seat was shown already; its view carries the rest, and a seat
+        shown them all (at this version: the mover, answered) is not pushed again.
         """
         if table.state is None:
             return []
         if state is None:
             state = unpack(table.state)
+        seen = shown or {}
         messages: dict[int, dict[str, Any]] = {}
-        for seat in SEATS:
-            if table.connections.get(seat) is None:
+        for seat in seats:
+            if table.connections.get(seat) is None or seen.get(seat, -1) == len(moves):
                 continue
             cid = reply[1] if reply is not None and reply[0] == seat else None
-            built = view_message(table, state, seat, last_action, cid, moves=moves)
+            unseen = moves[seen.get(seat, 0) :]
+            built = view_message(table, state, seat, last_action, cid, moves=unseen)
             messages[seat] = built.model_dump(mode="json")
         return self._deliver_all(table, messages)
 

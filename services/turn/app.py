@@ -1,11 +1,12 @@
 """Use cases of the turn service: play a move, resync a client, expire a turn.
 
 Every move follows one path: read the table, decide on that record alone, write
-the new state conditional on the version read with its log entries (which carry
-the events to publish) in one transaction (``writes``), then follow the write
-through (``followthrough``): seats whose player is absent are auto-played
+the new state conditional on the version read (a move that ends its turn with the
+turn's log item, which carries the events to publish, in one transaction:
+``writes``), then follow the write through (``followthrough``): the mover is
+answered at once; at a turn's end, seats whose player is absent are auto-played
 (TABLE-2, ``autoplay``), the next connected seat's turn gets a durable timer and
-each seat is pushed its own view.
+each seat is pushed its own view, with the moves it has not been shown.
 """
 
 from __future__ import annotations
@@ -90,9 +91,9 @@ class TurnService:
         self._telemetry = telemetry
         self._answers = Answers(views, telemetry)
         self._writer = MoveWriter(store, clock, telemetry, turn_seconds)
-        self._autoplay = AutoPlay(self._writer, views, telemetry)
+        self._autoplay = AutoPlay(self._writer, telemetry)
         self._after_write = AfterWrite(store, views, timers)
-        self._after = FollowThrough(store, self._after_write, self._autoplay, telemetry)
+        self._after = FollowThrough(store, self._after_write, self._autoplay, views, telemetry)
         dealer = Dealer(
             store=store,
             after_write=self._after_write,
@@ -264,8 +265,7 @@ class TurnService:
             return False
         if not isinstance(applied, Applied):
             raise RuntimeError(f"the move was not written: {applied}")
-        if cid is not None:
-            applied.reply = (seat, cid)
+        applied.reply = (seat, cid)
         self._after(applied)
         return False
 
@@ -299,7 +299,7 @@ class TurnService:
         if table.connections.get(seat) != connection_id:
             self._store.set_connection(table.table_id, seat, connection_id)
             table = table.evolve(connections={**table.connections, seat: connection_id})
-        log = self._store.moves.of_round(table.table_id, table.round, LOG_SHOWN)
+        log = self._store.moves.of_round(table, LOG_SHOWN)
         message = view_message(table, state, seat, cid=cid, log=log).model_dump(mode="json")
         self._views.send(connection_id, message)
         scored = self._store.score(table.table_id, table.round) if waiting(table) else None
@@ -341,13 +341,16 @@ class TurnService:
             self.refresh(event.table_id)
 
     def refresh(self, table_id: str) -> None:
-        """A seat's presence changed or a round started: auto-play if needed, show everyone."""
+        """A seat's presence changed or a round started: auto-play if needed, show everyone
+        (mid-turn, with the turn's moves so far: its state is the table's)."""
         table = self._store.get_table(table_id)
         if table is None or table.state is None:
             return
         if waiting(table) and self._intermissions.go_on(table):
             return
-        self._after(Applied(table, {}, unpack(table.state)))
+        playing = [move.public for move in table.turn_moves if move.public]
+        last = playing[-1] if playing else {}
+        self._after(Applied(table, last, unpack(table.state), moves=playing))
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 from services.common.afterwrite import running
 from services.common.records import TableRecord
-from services.common.tableviews import ViewPusher
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import VersionConflict
 from services.turn.writes import Applied, Moves, MoveWriter
@@ -24,9 +23,8 @@ within a transaction's 100 items and far inside its 4 MB."""
 
 
 class AutoPlay:
-    def __init__(self, writer: MoveWriter, views: ViewPusher, telemetry: Telemetry) -> None:
+    def __init__(self, writer: MoveWriter, telemetry: Telemetry) -> None:
         self._writer = writer
-        self._views = views
         self._telemetry = telemetry
 
     def play_turns(
@@ -37,11 +35,12 @@ class AutoPlay:
         connected player. None: another write moved the table first.
 
         A stretch is written as one write of up to ``STRETCH_MOVES`` moves, with a
-        log entry each: a table nobody watches (everyone left, or the one person
-        at a bots' table did) is played to the round's end in a few writes
+        log item for each turn: a table nobody watches (everyone left, or the one
+        person at a bots' table did) is played to the round's end in a few writes
         instead of one rewrite of the table item per turn, which took 37% of the
-        partition's write limit in that second (docs/capacity.md). A watched table
-        is written a turn at a time, so that its players see each turn.
+        partition's write limit in that second (docs/capacity.md). A watched table's
+        stretch is one write too: its players see the whole stretch in one view each,
+        its moves shown one after another (``FollowThrough``).
         """
         moves: Moves = []
         kinds: list[str] = []
@@ -65,7 +64,9 @@ class AutoPlay:
         return applied
 
     def advance_absent(self, applied: Applied) -> Applied:
-        """Play every turn that falls to a bot's seat or to a seat with no connected player.
+        """Play every turn that falls to a bot's seat or to a seat with no connected player,
+        the turns up to the next connected person's in one write (``play_turns``); what
+        follows is nobody's until then, so the seats are shown it all at once after it.
 
         Bots (friends tables filled by their host) play with the engine's bot of
         their seat's level, which sees only what its seat may see; absent players
@@ -75,19 +76,10 @@ class AutoPlay:
             table, state = applied.table, applied.state
             if state is None or not running(table, state) or not _absent(table, state.turn):
                 break
-            gone = self._views.push_views(
-                table, applied.last_action or None, state, applied.reply, applied.moves
-            )
-            # Answered: if the next turns' write loses a race, the views pushed once more
-            # after it must not answer the sender's message a second time.
-            applied.reply = None
-            watched = any(c is not None for c in table.connections.values())
-            nxt = self.play_turns(table, state, stretch=not watched)
+            nxt = self.play_turns(table, state, stretch=True)
             if nxt is None:
-                applied.gone += gone
                 break
-            nxt.gone += [*applied.gone, *gone]
-            applied = nxt
+            applied = applied.then(nxt)
         return applied
 
 

@@ -28,6 +28,7 @@ from services.common.records import TableRecord, table_key
 from services.common.store import GameStore
 from services.connect import handler as connect_handler
 from shared_engine import MatchMode
+from tests.integration.history import Move, moves_of
 
 API_ARN = "arn:aws:execute-api:eu-west-1:123456789012:abc123/local/$connect"
 CAPTURE_QUEUE = "canasta-test-capture"
@@ -185,9 +186,10 @@ class Harness:
         """The table's stored items whose sort key starts with ``prefix``, in key order."""
         return [i for i in self.history(table_id) if i["sk"]["S"].startswith(prefix)]
 
-    def logs(self, table_id: str, round_number: int | None = None) -> list[dict[str, Any]]:
-        prefix = "LOG#" if round_number is None else f"LOG#{round_number:04d}#"
-        return self.items(table_id, prefix)
+    def logs(self, table_id: str, round_number: int | None = None) -> list[Move]:
+        """Every move played at the table (of one round, if given), in order, as its items
+        hold them (``history.moves_of``)."""
+        return moves_of(self.history(table_id), round_number)
 
     def connection_items(self) -> list[dict[str, Any]]:
         return self.aws.client("dynamodb").scan(

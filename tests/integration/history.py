@@ -1,7 +1,8 @@
 """Reading a table's stored history back: outboxes, and the round state at every version.
 
 Independent of the services' code paths: the states are rebuilt with the
-engine from the ROUND items' seeds and the LOG items' actions only.
+engine from the ROUND items' seeds and the logged actions only (the LOG items',
+a turn's or a move's each, and the TABLE item's turn being played).
 """
 
 from __future__ import annotations
@@ -27,6 +28,58 @@ def events_of(items: list[dict[str, Any]], detail_type: str) -> list[dict[str, A
 
 def round_of(sk: str) -> int:
     return int(sk.split("#")[1])
+
+
+@dataclass(frozen=True)
+class Move:
+    """One logged move, as the stored items hold it."""
+
+    round: int
+    ply: int
+    seat: int
+    action: dict[str, Any]
+    auto: bool
+    at: float
+    version: int
+    """The table version its write made."""
+
+
+def moves_of(items: list[dict[str, Any]], round_number: int | None = None) -> list[Move]:
+    """Every move the table's items hold, in the order played (of one round, if given): each
+    ``LOG`` item's (a whole turn's, or the one move of an item written a move at a time),
+    then those of the turn being played, which the ``TABLE`` item keeps until it ends."""
+    moves: list[Move] = []
+    for item in sorted(items, key=lambda i: str(i["sk"]["S"])):
+        sk = str(item["sk"]["S"])
+        if sk.startswith("LOG#") and "moves" in item:
+            moves += [_move(round_of(sk), m) for m in json.loads(item["moves"]["S"])]
+        elif sk.startswith("LOG#"):
+            moves.append(
+                Move(
+                    round_of(sk),
+                    int(sk.split("#")[2]),
+                    int(item["seat"]["N"]),
+                    json.loads(item["action"]["S"]),
+                    item["auto"]["BOOL"],
+                    float(item["at"]["N"]),
+                    json.loads(item["public"]["S"])["version"],
+                )
+            )
+    for item in items:
+        if item["sk"]["S"] == "TABLE" and "turn_moves" in item:
+            number = int(item["round"]["N"])
+            moves += [_move(number, m) for m in json.loads(item["turn_moves"]["S"])]
+    return [m for m in moves if round_number is None or m.round == round_number]
+
+
+def _move(round_number: int, raw: dict[str, Any]) -> Move:
+    """A move of a turn's item: its public form holds its seat, its flag and its action's
+    fields (a draw names no tile)."""
+    shown = raw["public"]
+    action = {k: shown[k] for k in ("type", "tile", "melds") if k in shown}
+    return Move(
+        round_number, raw["ply"], shown["seat"], action, shown["auto"], raw["at"], shown["version"]
+    )
 
 
 @dataclass
@@ -63,15 +116,12 @@ def states_by_version(items: list[dict[str, Any]], *, variant: Variant = "twos-m
         versions.append(started["version"])
         states.append(state)
         rounds.append(number)
-        for log_key in sorted(k for k in by_key if k.startswith(f"LOG#{number:04d}#")):
-            entry = by_key[log_key]
-            action = json.loads(entry["action"]["S"])
-            state, _ = apply(state, int(entry["seat"]["N"]), parse_action(action))
-            version = json.loads(entry["public"]["S"])["version"]
-            if versions[-1] == version:
+        for move in moves_of(items, number):
+            state, _ = apply(state, move.seat, parse_action(move.action))
+            if versions[-1] == move.version:
                 states[-1] = state
             else:
-                versions.append(version)
+                versions.append(move.version)
                 states.append(state)
                 rounds.append(number)
         if state.round_over:

@@ -411,7 +411,7 @@ def test_a_seat_auto_played_after_a_disconnect_is_no_bot_and_the_match_settles(
 
     table = hx.table(table_id)
     assert table.status == "finished"
-    seat_4 = [i["auto"]["BOOL"] for i in hx.logs(table_id) if int(i["seat"]["N"]) == 4]
+    seat_4 = [i.auto for i in hx.logs(table_id) if i.seat == 4]
     assert seat_4 and all(seat_4), "seat 4 was auto-played"
     assert not any(p.bot for p in table.seats.values())
     winners = {"g1", "g3"} if table.totals[0] > table.totals[1] else {"g2", "g4"}
@@ -835,7 +835,7 @@ def test_every_subject_plays_books_and_settles_as_a_player(everyone: Harness) ->
 
     table = hx.table(table_id)
     assert table.status == "finished"
-    assert not [i for i in hx.logs(table_id) if i["auto"]["BOOL"]], "no move played for them"
+    assert not [i for i in hx.logs(table_id) if i.auto], "no move played for them"
     result = hx.last(conns[1], "match_result")
     assert result is not None and result["practice"] is False
     winners = (1, 3) if table.totals[0] > table.totals[1] else (2, 4)
@@ -920,14 +920,14 @@ def test_the_joker_button_takes_a_joker_and_debits_it_with_the_move(
     assert hx.table("jk").version == before + 1
 
     # The move's log entry and the ledger's entry: both written, in the move's transaction.
-    (log,) = [i for i in hx.logs("jk", 1) if '"joker_button"' in i["action"]["S"]]
-    assert int(log["seat"]["N"]) == 2
+    (log,) = [i for i in hx.logs("jk", 1) if i.action == {"type": "joker_button"}]
+    assert log.seat == 2
     assert book_of(hx).balance("k2").jokers == 0
     (entry,) = [e for e in book_of(hx).entries("k2") if e["purpose"] == "joker"]
     assert entry["sk"] == "ENTRY#jk:joker:1"
     assert (entry["jokers"], entry["points"]) == (-1, 0)
     assert entry["match"] == "jk"
-    assert abs(float(entry["at"]) - float(log["at"]["N"])) < 1, "booked with the move"
+    assert abs(float(entry["at"]) - log.at) < 1, "booked with the move"
 
 
 def test_a_press_that_loses_the_race_to_the_same_press_is_stale_not_refused(

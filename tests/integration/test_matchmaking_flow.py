@@ -503,13 +503,11 @@ def test_the_host_fills_a_lone_table_with_bots_who_play_their_turns(mm: Harness)
     assert after is not None
     table = mm.table(table_id)
     assert table.version == after["version"]
-    logged = [int(i["seat"]["N"]) for i in mm.logs(table_id, 1)]
+    logged = [i.seat for i in mm.logs(table_id, 1)]
     assert logged[0] == 1
     assert set(logged[1:]) == {2, 3, 4} and logged[1:] == sorted(logged[1:])
     # Each bot played a whole turn, ending with a discard, in seat order.
-    actions = [
-        (int(i["seat"]["N"]), json.loads(i["action"]["S"])["type"]) for i in mm.logs(table_id, 1)
-    ]
+    actions = [(i.seat, i.action["type"]) for i in mm.logs(table_id, 1)]
     for bot in (2, 3, 4):
         turn = [kind for seat, kind in actions if seat == bot]
         assert turn[0] in ("draw", "take_pile") and turn[-1] == "discard", turn
@@ -573,7 +571,7 @@ def test_fill_bots_is_the_hosts_and_starts_with_two_humans(mm: Harness) -> None:
         next(a for a in mine["view"]["legal_actions"] if a["type"] == "discard"),
     )
     settle_until(mm, lambda: (mm.last(host) or {})["view"]["turn"] == 1)
-    logged = [int(i["seat"]["N"]) for i in mm.logs(table_id, 1)]
+    logged = [i.seat for i in mm.logs(table_id, 1)]
     assert logged[:3] == [1, 2, 2]
     assert set(logged[3:]) == {3, 4}
     assert mm.table(table_id).version == (mm.last(host) or {})["version"]
@@ -607,7 +605,7 @@ def test_a_friends_table_of_hard_bots_plays_a_round_as_the_search_bot_would(
     state = start_round(round_item["seed"]["S"], dealer=int(round_item["dealer"]["N"]))
     bot_moves = 0
     for entry in mm.logs(table_id, 1):
-        seat, action = int(entry["seat"]["N"]), parse_action(json.loads(entry["action"]["S"]))
+        seat, action = entry.seat, parse_action(entry.action)
         if seat != 1:
             bot = level_policy("hard", f"{table_id}:1:{state.ply}")
             assert bot(state, seat) == action, (seat, state.ply)

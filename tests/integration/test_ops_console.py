@@ -215,9 +215,7 @@ def test_a_played_match_is_found_replayed_and_seen_as_a_seat_saw_it(operators: O
     (round_item,) = ops.items(table_id, "ROUND#0001")
     state = start_round(round_item["seed"]["S"], dealer=int(round_item["dealer"]["N"]))
     for entry in ops.logs(table_id, 1)[:after]:
-        state, _ = apply(
-            state, int(entry["seat"]["N"]), parse_action(json.loads(entry["action"]["S"]))
-        )
+        state, _ = apply(state, entry.seat, parse_action(entry.action))
     assert sorted(seen["hand"]) == sorted(NAMES[t] for t in state.hands[seat - 1])
 
 
@@ -227,14 +225,16 @@ def test_a_tampered_log_entry_or_commitment_is_reported_not_passed(operators: Op
     console = operators.console()
     db = ops.aws.client("dynamodb")
     games = ops.aws.settings.games_table
-    first = ops.logs(table_id, 1)[0]
-    action = json.loads(first["action"]["S"])
-    assert action["type"] == "discard"  # the round opens with the first player's discard
+    first = ops.items(table_id, "LOG#0001#")[0]  # the first turn's item
+    moves = json.loads(first["moves"]["S"])
+    shown = moves[0]["public"]
+    assert shown["type"] == "discard"  # the round opens with the first player's discard
     (round_item,) = ops.items(table_id, "ROUND#0001")
     dealt = start_round(round_item["seed"]["S"], dealer=int(round_item["dealer"]["N"]))
-    held = {NAMES[t] for t in dealt.hands[int(first["seat"]["N"]) - 1]}
+    held = {NAMES[t] for t in dealt.hands[shown["seat"] - 1]}
     other = next(NAMES[t] for t in sorted(TILE_KINDS) if t != JOKER and NAMES[t] not in held)
-    tampered = {**first, "action": {"S": json.dumps({**action, "tile": other})}}
+    moves[0] = {**moves[0], "public": {**shown, "tile": other}}
+    tampered = {**first, "moves": {"S": json.dumps(moves)}}
     db.put_item(TableName=games, Item=tampered)
     with operators.reading():
         report = console.match(table_id)

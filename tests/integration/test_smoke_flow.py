@@ -10,7 +10,7 @@ from ops.replay import replay, rounds_of
 from shared_engine import MatchMode, commitment, shuffled, unpack
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness
-from tests.integration.history import events_of, outbox, round_of
+from tests.integration.history import events_of, moves_of, outbox, round_of
 
 pytestmark = pytest.mark.integration
 
@@ -48,15 +48,16 @@ def test_a_three_round_match(harness: Harness) -> None:
         assert (result["scores"]["A"]["total"], result["scores"]["B"]["total"]) == replayed.totals
         assert (result["totals"]["A"], result["totals"]["B"]) == running
 
-    # The log holds exactly one item per applied action, numbered 1..ply in each round,
-    # each with its public move; only the last one of a round publishes: RoundEnded.
+    # The log holds every applied action once, numbered 1..ply in each round, in one item
+    # per turn keyed by its last move; only the round's last item publishes: RoundEnded.
     for replayed in rounds:
         number = replayed.round.number
         logs = [i for i in history if i["sk"]["S"].startswith(f"LOG#{number:04d}#")]
-        assert [int(i["sk"]["S"].split("#")[2]) for i in logs] == list(
-            range(1, replayed.final.ply + 1)
-        )
-        assert all("public" in i for i in logs)
+        moves = moves_of(history, number)
+        assert [m.ply for m in moves] == list(range(1, replayed.final.ply + 1))
+        turns = [json.loads(i["moves"]["S"]) for i in logs]
+        assert [int(i["sk"]["S"].split("#")[2]) for i in logs] == [t[-1]["ply"] for t in turns]
+        assert all(len({m["seat"] for m in turn}) == 1 for turn in turns), "a turn an item"
         assert [outbox(i) for i in logs[:-1]] == [[]] * (len(logs) - 1)
         (ended,) = outbox(logs[-1])
         assert (ended["detail-type"], ended["detail"]["round"]) == ("RoundEnded", number)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,10 +51,7 @@ def _delayed_timers(harness: Harness) -> int:
 
 
 def _entries(harness: Harness, table_id: str) -> list[tuple[int, str, bool]]:
-    return [
-        (int(i["seat"]["N"]), json.loads(i["action"]["S"])["type"], i["auto"]["BOOL"])
-        for i in harness.logs(table_id)
-    ]
+    return [(i.seat, i.action["type"], i.auto) for i in harness.logs(table_id)]
 
 
 def test_an_idle_seat_is_auto_played_when_its_timer_fires_at_the_deadline(
@@ -77,7 +73,7 @@ def test_an_idle_seat_is_auto_played_when_its_timer_fires_at_the_deadline(
 
     assert table.turn_deadline <= acted <= table.turn_deadline + 2
     (log,) = harness.logs("idle")
-    assert float(log["at"]["N"]) >= table.turn_deadline, "never before the deadline"
+    assert log.at >= table.turn_deadline, "never before the deadline"
     after = harness.table("idle")
     assert after.version == table.version + 1
     assert _entries(harness, "idle") == [(1, "discard", True)]

@@ -43,6 +43,7 @@ from shared_engine.state import RoundState, Variant, to_json, with_account_joker
 from shared_engine.tiles import FULL_SET
 from shared_engine.view import PlayerView
 from tests.integration.harness import Harness, Inbox, served_issuer
+from tests.integration.history import moves_of
 
 SEED_SECRET = "reliability-rehearsal-secret"
 """CANASTA_SEED_SECRET of every run: round seeds are HMAC(secret, table:round), so every
@@ -488,9 +489,8 @@ def outcome(harness: Harness, table_id: str) -> Outcome:
         rounds=table.round,
         totals=table.totals,
         log=tuple(
-            (i["sk"]["S"], int(i["seat"]["N"]), i["action"]["S"], i["auto"]["BOOL"])
-            for i in items
-            if i["sk"]["S"].startswith("LOG#")
+            (f"{m.round}#{m.ply}", m.seat, json.dumps(m.action, sort_keys=True), m.auto)
+            for m in moves_of(items)
         ),
         deals=tuple(
             (i["sk"]["S"], i["seed"]["S"], i["commitment"]["S"], int(i["dealer"]["N"]))
@@ -537,12 +537,11 @@ def replayed_rounds(items: list[dict[str, Any]], *, variant: Variant) -> list[li
             match_scores=totals,
         )
         states = [state]
-        for log_key in sorted(k for k in by_key if k.startswith(f"LOG#{number:04d}#")):
-            seat = int(by_key[log_key]["seat"]["N"])
-            action = parse_action(json.loads(by_key[log_key]["action"]["S"]))
+        for move in moves_of(items, number):
+            action = parse_action(move.action)
             if isinstance(action, JokerButton):
-                state = with_account_jokers(state, seat, 1)
-            state, _ = apply(state, seat, action)
+                state = with_account_jokers(state, move.seat, 1)
+            state, _ = apply(state, move.seat, action)
             states.append(state)
         if state.round_over:
             a, b = score_round(state)
@@ -600,10 +599,10 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
     if replayed_totals != table.totals:
         problems.append(f"replayed totals {replayed_totals} != stored {table.totals}")
 
-    # Every log entry is one action; versions applied = log items (one LOG per player move,
-    # several per auto-played turn, which this tier never triggers).
-    logs = [i for i in items if i["sk"]["S"].startswith("LOG#")]
-    if any(i["auto"]["BOOL"] for i in logs):
+    # Every logged move is one action; versions applied = moves (one write per player move,
+    # several moves a write when turns are auto-played, which this tier never triggers).
+    logs = moves_of(items)
+    if any(m.auto for m in logs):
         problems.append("a turn was auto-played although every seat was connected")
     expected_version = len(logs) + 2 * table.round
     if table.version != expected_version:
@@ -630,7 +629,7 @@ def check_match(harness: Harness, table_id: str, players: list[str]) -> list[str
         problems.append(f"{len(settlements)} settlement entries, not {len(players)}")
     if sum(settlements) != 0:
         problems.append(f"the settlement is not zero-sum: {settlements}")
-    pressed = sum(1 for i in logs if json.loads(i["action"]["S"])["type"] == "joker_button")
+    pressed = sum(1 for m in logs if m.action["type"] == "joker_button")
     if jokers_booked != pressed:
         problems.append(f"{pressed} joker buttons pressed but {jokers_booked} debits booked")
     return problems

@@ -30,6 +30,7 @@ from services.common.records import (
     ClosedRecord,
     Lobby,
     LogEntry,
+    LoggedTurn,
     Player,
     QueueTicket,
     RoundRecord,
@@ -88,8 +89,14 @@ def stored(store: GameStore, record: TableRecord) -> TableRecord:
     return record
 
 
-def entry(version: int, seat: int = 1) -> LogEntry:
-    return LogEntry(1, version, seat, {"type": "draw"}, False, 10.0)
+def turn(ply: int, seat: int = 1) -> LoggedTurn:
+    """A turn of a draw and a discard, its last move the round's ``ply``."""
+    draw, discard = {"type": "draw"}, {"type": "discard", "tile": "9R"}
+    moves = (
+        LogEntry(1, ply - 1, seat, draw, False, 10.0, {"seat": seat, **draw, "auto": False}),
+        LogEntry(1, ply, seat, discard, False, 10.0, {"seat": seat, **discard, "auto": False}),
+    )
+    return LoggedTurn(1, moves)
 
 
 def dealt(round_number: int = 2) -> RoundRecord:
@@ -103,9 +110,9 @@ def test_a_move_at_an_old_version_conflicts_and_writes_nothing(store: GameStore)
     now = stored(store, table(version=6))
     read = table(version=5)
     new = read.evolve(version=6, state="after")
-    assert store.commit_actions(read, new, [entry(6)]) == VersionConflict()
+    assert store.commit_actions(read, new, [turn(6)]) == VersionConflict()
     assert store.get_table("t1") == now
-    assert store.moves.entry("t1", 1, 6) is None
+    assert store.moves.turn("t1", 1, 6) is None
 
 
 def test_a_deal_at_an_old_version_conflicts_and_deals_nothing(store: GameStore) -> None:
@@ -177,13 +184,13 @@ def test_a_round_is_dealt_once(store: GameStore, storage: MemoryStorage) -> None
     assert store.get_table("t1") == read
 
 
-def test_a_logged_move_is_logged_once(store: GameStore, storage: MemoryStorage) -> None:
+def test_a_logged_turn_is_logged_once(store: GameStore, storage: MemoryStorage) -> None:
     read = stored(store, table(version=5))
-    storage.put("games", entry(6, seat=3).to_item("t1"))
-    assert store.commit_actions(read, read.evolve(version=6), [entry(6)]) == AlreadyDone()
+    storage.put("games", turn(6, seat=3).to_item("t1"))
+    assert store.commit_actions(read, read.evolve(version=6), [turn(6)]) == AlreadyDone()
     assert store.get_table("t1") == read
-    logged = store.moves.entry("t1", 1, 6)
-    assert logged is not None and logged.seat == 3
+    logged = store.moves.turn("t1", 1, 6)
+    assert logged is not None and logged.last.seat == 3
 
 
 def test_a_round_is_scored_once(store: GameStore, storage: MemoryStorage) -> None:
@@ -221,11 +228,11 @@ def test_a_move_is_repaired_once_and_only_if_logged(
 ) -> None:
     read = stored(store, table())
     assert store.moves.claim_repair("t1", 1, 6) is False, "no such move"
-    assert store.moves.entry("t1", 1, 6) is None
-    assert isinstance(store.commit_actions(read, read.evolve(version=6), [entry(6)]), Committed)
+    assert store.moves.turn("t1", 1, 6) is None
+    assert isinstance(store.commit_actions(read, read.evolve(version=6), [turn(6)]), Committed)
     assert store.moves.claim_repair("t1", 1, 6) is True
     assert store.moves.claim_repair("t1", 1, 6) is False, "repaired before"
-    logged = store.moves.entry("t1", 1, 6)
+    logged = store.moves.turn("t1", 1, 6)
     assert logged is not None and logged.repaired
 
 

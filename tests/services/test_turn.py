@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ops.replay import rounds_of, verify
 from services.common.events import (
     BotLevel,
     PlayerConnected,
@@ -16,9 +17,10 @@ from services.common.events import (
     SeatPlayer,
 )
 from services.common.ledger import Posting
+from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
-from services.common.protocol import Play
-from services.common.records import LogEntry, TableRecord
+from services.common.protocol import LOG_SHOWN, Play
+from services.common.records import LogEntry, LoggedTurn, RoundRecord, TableRecord
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Outcome, Storage
@@ -30,8 +32,10 @@ from shared_engine import (
     RoundState,
     action_to_wire,
     apply,
+    commitment,
     parse_action,
     player_view,
+    shuffled,
     start_round,
     unpack,
 )
@@ -76,6 +80,10 @@ def _logs(store: GameStore) -> tuple[LogEntry, ...]:
     return store.records("t1").logs
 
 
+def _turns(store: GameStore) -> tuple[LoggedTurn, ...]:
+    return store.records("t1").turns
+
+
 def _unchanged(store: GameStore, before: tuple[object, ...]) -> None:
     assert snapshot(store, "t1") == before
 
@@ -110,7 +118,7 @@ def test_a_move_is_applied_logged_and_shown_to_each_seat(
         "auto": False,
         "version": 2,
     }
-    assert log.outbox == ()
+    assert [turn.outbox for turn in _turns(store)] == [()]
     assert timers.scheduled == [("t1", 2, clock.now() + 60)]
     for seat in (1, 2, 3, 4):
         (message,) = pusher.to(f"c{seat}")
@@ -532,9 +540,9 @@ def test_a_gone_connection_frees_its_seat_and_the_move_stands(
     assert table is not None and table.version == 2
     assert table.connections == {1: "c1", 2: "c2", 3: None, 4: "c4"}
     assert "c3" in pusher.refused
-    # The seat's next view to everyone shows it absent.
+    # The seat's next view shows it absent.
     turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
-    assert pusher.to("c1")[-1]["seats"]["3"]["connected"] is False
+    assert pusher.to("c2")[-1]["seats"]["3"]["connected"] is False
 
 
 def test_a_presence_event_auto_plays_an_absent_seat_to_play(
@@ -705,12 +713,8 @@ def test_easy_normal_and_unset_levels_play_their_policy(
 
 
 def _versions(logs: Sequence[LogEntry]) -> list[int]:
-    """The table version each logged action was written at, as its public move says."""
-    versions = []
-    for entry in logs:
-        assert entry.public is not None
-        versions.append(int(entry.public["version"]))
-    return versions
+    """The table version each logged action was written at."""
+    return [int((i.public or {})["version"]) for i in logs]
 
 
 def _auto_played(state: RoundState) -> list[tuple[int, dict[str, Any]]]:
@@ -761,28 +765,153 @@ def test_a_table_nobody_watches_is_played_to_the_round_s_end_in_few_writes_table
     writes = sorted(set(versions))
     assert writes == list(range(2, table.version + 1))
     # Only the move that ends the round publishes: RoundEnded, at its write's version.
-    assert [e for i in logs[:-1] for e in i.outbox] == []
-    (ended,) = logs[-1].outbox
+    logged = _turns(store)
+    assert [e for turn in logged[:-1] for e in turn.outbox] == []
+    (ended,) = logged[-1].outbox
     assert (ended.detail_type, ended.detail["version"]) == ("RoundEnded", versions[-1])
     assert [versions.count(v) for v in writes] == packed
+    assert [len(logged.moves) for logged in _turns(store)] == turns, "one log item a turn"
 
 
-def test_a_watched_table_is_written_a_turn_at_a_time_table_2(
-    turn: TurnService, store: GameStore, presence: PresenceStore
+def _writes(storage: Storage, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every commit from now on, as its writes: ``Update:TABLE``, ``Put:LOG``, ..."""
+    commits: list[list[str]] = []
+    original = storage.commit
+
+    def commit(writes: Sequence[Any]) -> Outcome:
+        kinds = [
+            f"{type(w).__name__}:{str(w.key.get('sk', w.table)).split('#')[0]}" for w in writes
+        ]
+        commits.append(kinds)
+        return original(writes)
+
+    monkeypatch.setattr(storage, "commit", commit)
+    return commits
+
+
+def test_a_move_within_a_turn_is_answered_to_the_mover_alone_and_the_turn_shown_at_its_end(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    storage: Storage,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Seat 1 is connected: each absent seat's turn is a write of its own, so seat 1 sees each."""
+    """A draw is one conditional update of the table item, answered to the mover alone; the
+    discard ends the turn: one transaction with one log item holding the whole turn, and
+    one view to each other seat with every move of the turn, in order, each at its version."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    pusher.clear()
+    writes = _writes(storage, monkeypatch)
+
+    turn.receive(
+        ("p2", "P2"),
+        "c2",
+        _play("t1", 2, {"type": "draw"})
+        .model_copy(update={"cid": "d-1"})
+        .model_dump_json(exclude_none=True),
+    )
+    assert writes == [["Update:TABLE"]], "a move within its turn: one update, no transaction"
+    ((to, answer),) = pusher.sent
+    assert (to, answer["cid"], answer["version"]) == ("c2", "d-1", 3)
+    draw = {"seat": 2, "type": "draw", "auto": False, "version": 3}
+    assert answer["moves"] == [draw]
+    assert store.keys("t1", "LOG#") == ["LOG#0001#000001"], "the draw is not logged yet"
+
+    # The draw sent again (its answer lost) is stale: nothing written, nobody else told.
+    before = snapshot(store, "t1")
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    _unchanged(store, before)
+    assert [m["type"] for c, m in pusher.sent] == ["view", "error"]
+    assert {c for c, _ in pusher.sent} == {"c2"}
+    pusher.clear()
+    writes.clear()
+
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    discard = _discard(unpack(table.state), 2)
+    turn.play("p2", "c2", _play("t1", 3, discard))
+    assert writes == [["Update:TABLE", "Put:LOG"]], "the turn's end: one transaction"
+    (logged,) = _turns(store)[1:]
+    assert [(m.seat, m.action, m.version) for m in logged.moves] == [
+        (2, {"type": "draw"}, 2),
+        (2, discard, 3),
+    ]
+    assert logged.outbox == (), "a turn that does not end the round publishes nothing"
+    assert store.keys("t1", "LOG#") == ["LOG#0001#000001", "LOG#0001#000003"]
+    ended = {"seat": 2, **discard, "auto": False, "version": 4}
+    assert pusher.to("c2") == [pusher.to("c2")[0]] and pusher.to("c2")[0]["moves"] == [ended]
+    for seat in (1, 3, 4):
+        (view,) = pusher.to(f"c{seat}")
+        assert view["version"] == 4 and view["moves"] == [draw, ended]
+        assert view["view"]["turn"] == 3
+
+
+def test_a_stretch_of_absent_turns_is_one_write_and_one_view_per_seat_table_2(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    storage: Storage,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seats 3 and 4 are away: seat 2's discard is followed by their turns in one write (a
+    log item each), and each seat is pushed once, seat 1 with seat 2's turn and theirs."""
     state = start_round(SEED)
-    put_table(store, "t1", state, connections={1: "c1", 2: None, 3: None, 4: None})
+    put_table(store, "t1", state, connections={1: "c1", 2: "c2", 3: None, 4: None})
     seat_everyone(presence, "t1")
     turn.play("p1", "c1", _play("t1", 1, _discard(state, 1)))
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    pusher.clear()
+    writes = _writes(storage, monkeypatch)
+    table = store.get_table("t1")
+    assert table is not None and table.state is not None
+    turn.play("p2", "c2", _play("t1", 3, _discard(unpack(table.state), 2)))
 
-    logs = _logs(store)
-    seats = [i.seat for i in logs]
-    assert seats[0] == 1 and set(seats[1:]) == {2, 3, 4}
-    versions = _versions(logs)
-    turns = [versions[i] for i in range(1, len(logs)) if seats[i] != seats[i - 1]]
-    assert turns == [3, 4, 5], "one write for each of seats 2, 3 and 4"
-    assert sorted(set(versions)) == [2, 3, 4, 5]
+    assert writes == [["Update:TABLE", "Put:LOG"], ["Update:TABLE", "Put:LOG", "Put:LOG"]]
+    after = store.get_table("t1")
+    assert after is not None and after.state is not None and unpack(after.state).turn == 1
+    stretch = [m.public for m in _logs(store) if m.seat in (3, 4)]
+    assert {m["version"] for m in stretch if m} == {5}
+    answer, shown = pusher.to("c2")
+    assert [m["seat"] for m in answer["moves"]] == [2]
+    assert shown["moves"] == stretch and shown["version"] == 5
+    (seen,) = pusher.to("c1")
+    assert [m["seat"] for m in seen["moves"]] == [2, 2, *(m["seat"] for m in stretch if m)]
+    assert seen["moves"][2:] == stretch
+
+
+def test_a_reconnect_or_a_presence_change_mid_turn_shows_the_turn_so_far(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+    dealt: RoundState,
+) -> None:
+    """Mid-turn, a sync's log holds the turn's moves so far (the draw, never its tile), and a
+    presence change shows every seat the table with them; the turn's end brings them again
+    with the rest, at the same versions (the client keeps each once)."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
+    pusher.clear()
+    turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
+    ((_, synced),) = pusher.sent
+    draw = {"seat": 2, "type": "draw", "auto": False, "version": 3}
+    assert [m["type"] for m in synced["log"]] == ["discard", "draw"]
+    assert synced["log"][-1] == draw and synced["version"] == 3
+
+    pusher.clear()
+    store.set_connection("t1", 4, None)
+    turn.on_event(PlayerDisconnected(player_id="p4", connection_id="c4", table_id="t1", seat=4))
+    for connection in ("c1", "c2", "c3-new"):
+        (view,) = pusher.to(connection)
+        assert view["moves"] == [draw] and view["seats"]["4"]["connected"] is False
+    table = store.get_table("t1")
+    assert table is not None and table.version == 3, "nothing was played for seat 2"
 
 
 # --- the joker button at a practice table (JOKER-1, MATCH-3) --------------------------------
@@ -850,12 +979,12 @@ def test_sync_restores_the_round_s_move_log(
     table = store.get_table("t1")
     assert table is not None
     turn.play("p2", "c2", _play("t1", 3, _discard(unpack(table.state or b""), 2)))
-    seen = [
-        {**move, "version": view["version"]}
-        for view in pusher.to("c3", "view")
-        for move in view["moves"]
+    seen = [move for view in pusher.to("c3", "view") for move in view["moves"]]
+    assert [(move["type"], move["version"]) for move in seen] == [
+        ("discard", 2),
+        ("draw", 3),
+        ("discard", 4),
     ]
-    assert [move["type"] for move in seen] == ["discard", "draw", "discard"]
     presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
     pusher.clear()
     turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
@@ -881,3 +1010,88 @@ def test_a_move_is_answered_once_when_the_bots_turn_after_it_loses_a_race(
     turn.receive(("p1", "P1"), "c1", move.model_dump_json(exclude_none=True))
     answers = [m for c, m in pusher.sent if c == "c1" and m.get("cid") == "m-1"]
     assert [m["type"] for m in answers] == ["view"]
+
+
+def test_a_round_logged_a_move_an_item_reads_on_with_its_turns_logged_whole(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    storage: MemoryStorage,
+    presence: PresenceStore,
+    pusher: RecordingPusher,
+) -> None:
+    """A round in play across a deploy: its first move is in an item of its own, as every
+    move was logged before turns were logged whole. The log, a reload's and the replay read
+    it with the turns logged since, in order; a replay meets the live state mid-turn."""
+    state = start_round(SEED)
+    storage.put(
+        "games", RoundRecord("t1", 1, SEED, commitment(SEED, shuffled(SEED)), 4, 1.0).to_item()
+    )
+    move = _discard(state, 1)
+    opened, _ = apply(state, 1, parse_action(move))
+    put_table(store, "t1", opened, version=2)
+    seat_everyone(presence, "t1")
+    shown = {"seat": 1, **move, "auto": False, "version": 2}
+    applied = {"table_id": "t1", "round": 1, "version": 2, "seat": 1, "action": move, "auto": False}
+    storage.put(
+        "games",
+        {
+            "pk": "TABLE#t1",
+            "sk": "LOG#0001#000001",
+            "seat": 1,
+            "action": json.dumps(move),
+            "auto": False,
+            "at": 1_800_000_000.0,
+            "public": json.dumps(shown),
+            "outbox": json.dumps(
+                [{"detail-type": "ActionApplied", "source": "canasta.turn", "detail": applied}]
+            ),
+        },
+    )
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    drawn = store.get_table("t1")
+    assert drawn is not None and drawn.state is not None
+
+    def replayed(table: TableRecord) -> list[str]:
+        return verify(
+            rounds_of(store.records("t1")),
+            variant=table.variant,
+            live_state=table.state,
+            live_round=1,
+            totals=(0, 0),
+        ).mismatches
+
+    assert replayed(drawn) == [], "mid-turn: the old item, then the turn so far"
+    discard = _discard(unpack(drawn.state), 2)
+    turn.play("p2", "c2", _play("t1", 3, discard))
+
+    old, new = _turns(store)
+    assert [(m.seat, m.action, m.version) for m in old.moves] == [(1, move, 1)]
+    assert old.outbox[0].detail == applied and old.last.public == shown
+    assert [(m.seat, m.action["type"]) for m in new.moves] == [(2, "draw"), (2, "discard")]
+    assert [(m.seat, m.version) for m in _logs(store)] == [(1, 1), (2, 2), (2, 3)]
+    ended = store.get_table("t1")
+    assert ended is not None and replayed(ended) == []
+    presence.add_connection("c3-new", "p3", "P3", 1_800_000_000.0, 3600)
+    pusher.clear()
+    turn.receive(("p3", "P3"), "c3-new", '{"action": "sync"}')
+    ((_, synced),) = pusher.sent
+    assert [(m["seat"], m["type"], m["version"]) for m in synced["log"]] == [
+        (1, "discard", 2),
+        (2, "draw", 3),
+        (2, "discard", 4),
+    ]
+
+
+def test_a_reload_that_read_the_table_mid_turn_gets_each_move_once(
+    turn: TurnService, store: GameStore, dealt: RoundState
+) -> None:
+    """The table is read, then the turn ends and is logged before the log is read: the
+    turn's moves are in the log item now, and not repeated from the table as read."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    read = store.get_table("t1")
+    assert read is not None and read.state is not None and len(read.turn_moves) == 1
+    turn.play("p2", "c2", _play("t1", 3, _discard(unpack(read.state), 2)))
+    log = store.moves.of_round(read, LOG_SHOWN)
+    assert [(m["type"], m["version"]) for m in log] == [("discard", 2), ("draw", 3), ("discard", 4)]

@@ -75,8 +75,8 @@ def test_a_stale_move_other_than_the_lost_one_repairs_nothing(
     assert [m["code"] for m in pusher.to(connection, "error")] == ["stale_version"]
     assert _others_frames(pusher, connection) == 0
     assert telemetry.metrics.get("answers_repaired", 0) == 0
-    (log,) = store.records("t1").logs
-    assert not log.repaired, "the lost move's repair is still to come"
+    (logged,) = store.records("t1").turns
+    assert not logged.repaired, "the lost move's repair is still to come"
 
 
 def test_the_lost_move_re_sent_repairs_once(
@@ -96,5 +96,34 @@ def test_the_lost_move_re_sent_repairs_once(
 
     assert telemetry.metrics["answers_repaired"] == 1
     assert _others_frames(pusher, "c1") == 3, "each other seat's view, once"
-    (log,) = store.records("t1").logs
-    assert log.repaired
+    for seat in (2, 3, 4):
+        (view,) = pusher.to(f"c{seat}")
+        assert [m["type"] for m in view["moves"]] == ["discard"], "with the turn's moves"
+    (logged,) = store.records("t1").turns
+    assert logged.repaired
+
+
+def test_a_move_within_a_turn_re_sent_is_answered_stale_and_repairs_nothing(
+    *,
+    turn: TurnService,
+    store: GameStore,
+    pusher: RecordingPusher,
+    telemetry: RecordingTelemetry,
+    dealt: RoundState,
+) -> None:
+    """Nothing follows a draw but its answer, and ``stale_version`` carries the view: the
+    other seats hear nothing of it until seat 2's turn ends."""
+    turn.play("p1", "c1", _play("t1", 1, _discard(dealt, 1)))
+    follow_through = turn._after
+    turn._after = lambda *_: None  # type: ignore[assignment]
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+    turn._after = follow_through
+    pusher.clear()
+
+    turn.play("p2", "c2", _play("t1", 2, {"type": "draw"}))
+
+    (answer,) = pusher.sent
+    assert answer[0] == "c2" and answer[1]["code"] == "stale_version"
+    assert answer[1]["view"]["version"] == 3 and answer[1]["view"]["view"]["phase"] == "play"
+    assert telemetry.metrics.get("answers_repaired", 0) == 0
+    assert [t.repaired for t in store.records("t1").turns] == [False]

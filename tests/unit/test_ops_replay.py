@@ -15,7 +15,7 @@ import pytest
 
 from ops.replay import rounds_of, seat_view, verify
 from services.common.frozen import replace
-from services.common.records import LogEntry, RoundRecord, ScoreRecord, TableHistory
+from services.common.records import LogEntry, LoggedTurn, RoundRecord, ScoreRecord, TableHistory
 from shared_engine import (
     action_to_wire,
     apply,
@@ -41,9 +41,24 @@ class History:
     rounds: list[RoundRecord]
     logs: list[LogEntry]
     scores: list[ScoreRecord]
+    playing: bool = False
+    """Whether the last seat's turn is still being played (its moves not logged yet)."""
 
     def frozen(self) -> TableHistory:
-        return TableHistory(tuple(self.rounds), tuple(self.logs), tuple(self.scores))
+        """The moves logged a turn an item, as the turn service logs them; the turn being
+        played, if any, kept apart as the table item keeps it."""
+        turns: list[list[LogEntry]] = []
+        for entry in self.logs:
+            if not turns or turns[-1][-1].seat != entry.seat:
+                turns.append([])
+            turns[-1].append(entry)
+        playing = turns.pop() if self.playing and turns else []
+        return TableHistory(
+            tuple(self.rounds),
+            tuple(LoggedTurn(1, tuple(moves)) for moves in turns),
+            tuple(self.scores),
+            tuple(playing),
+        )
 
 
 def played(stop_after: int | None = None) -> tuple[History, bytes, tuple[int, int]]:
@@ -70,7 +85,8 @@ def played(stop_after: int | None = None) -> tuple[History, bytes, tuple[int, in
             "totals": {"A": totals[0], "B": totals[1]},
         }
         scores.append(ScoreRecord("t1", 1, result))
-    return History([dealt], logs, scores), pack(state), totals
+    playing = bool(logs) and not state.round_over and state.turn == logs[-1].seat
+    return History([dealt], logs, scores, playing), pack(state), totals
 
 
 def verdict(history: History, state: bytes, totals: tuple[int, int]) -> list[str]:
@@ -137,6 +153,22 @@ def test_a_live_state_the_log_does_not_replay_to_is_reported() -> None:
     ]
     history, state, _ = played(stop_after=9)
     assert verdict(history, state, (0, 0)) == []
+
+
+def test_the_live_state_replays_from_the_logged_turns_and_the_turn_being_played() -> None:
+    """Mid-turn, the turn's moves so far are on the table item, not in a log item yet: the
+    replay takes them after the logged turns and meets the live state."""
+    mid_turn = 0
+    for moves in range(1, 16):
+        history, state, _ = played(stop_after=moves)
+        assert verdict(history, state, (0, 0)) == [], moves
+        mid_turn += bool(history.frozen().playing)
+        if history.playing:
+            logged_whole = History(history.rounds, history.logs, history.scores)
+            assert verdict(logged_whole, state, (0, 0)) == []
+            history.logs.pop()
+            assert verdict(history, state, (0, 0)) != [], "the turn's moves count"
+    assert mid_turn > 3
 
 
 def test_a_seats_view_after_n_moves_holds_its_own_tiles_only() -> None:

@@ -224,6 +224,53 @@ test("other seats' moves are shown in order, each for about a second, without ho
   assert.ok(S.PRESENT_MS >= 800 && S.PRESENT_MS <= 1200 && S.PRESENT_BUSY_MS >= 800);
 });
 
+test("another seat's whole turn comes in one view at its end, each move at its own version, shown in order", () => {
+  const timers = fakeTimers();
+  const shown = [];
+  const queue = new S.MoveQueue({ timers, onShow: (item) => shown.push(item && [item.key, item.move.type]) });
+  const state = atTable(viewMessage(4, { turn: 2, legal_actions: [] }));
+  const turn = [
+    { seat: 2, type: "draw", auto: false, version: 5 },
+    { seat: 2, type: "meld", melds: [{ rank: 9, tiles: ["9R", "9Y", "9B"] }], auto: false, version: 6 },
+    { seat: 2, type: "discard", tile: "4K", auto: false, version: 7 },
+  ];
+  const bots = [
+    { seat: 3, type: "draw", auto: true, version: 8 },
+    { seat: 3, type: "discard", tile: "5R", auto: true, version: 8 },
+    { seat: 4, type: "draw", auto: true, version: 8 },
+    { seat: 4, type: "discard", tile: "6Y", auto: true, version: 8 },
+  ];
+  const moves = [...turn, ...bots];
+  const effects = S.receive(state, viewMessage(8, { turn: 1 }, { moves, last_action: bots[3] }));
+  for (const effect of effects.filter((e) => e.kind === "moved")) queue.push(S.othersMoves(state, effect));
+  assert.deepEqual(state.log.map((m) => [m.seat, m.type, m.version]), moves.map((m) => [m.seat, m.type, m.version]));
+  timers.advance(10 * S.PRESENT_MS);
+  assert.deepEqual(shown.filter(Boolean), [
+    ["5.0", "draw"],
+    ["6.0", "meld"],
+    ["7.0", "discard"],
+    ["8.0", "draw"],
+    ["8.1", "discard"],
+    ["8.2", "draw"],
+    ["8.3", "discard"],
+  ], "keyed as the log's entries are: their version, their place among its moves");
+  assert.equal(S.myTurn(state), true);
+});
+
+test("a turn's moves seen mid-turn (a reload's log, a view pushed on a presence change) are kept and shown once", () => {
+  const state = atTable(viewMessage(4, { turn: 2, legal_actions: [] }));
+  const draw = { seat: 2, type: "draw", auto: false, version: 5 };
+  const discard = { seat: 2, type: "discard", tile: "4K", auto: false, version: 6 };
+  S.receive(state, viewMessage(5, { turn: 2 }, { log: [{ seat: 1, type: "discard", tile: "7R", auto: false, version: 4 }, draw] }));
+  const effects = S.receive(state, viewMessage(6, { turn: 3 }, { moves: [draw, discard], last_action: discard }));
+  assert.deepEqual(state.log.map((m) => [m.type, m.version]), [["discard", 4], ["draw", 5], ["discard", 6]]);
+  const moved = effects.filter((e) => e.kind === "moved");
+  assert.deepEqual(moved.map((e) => e.moves.map((m) => m.version)), [[6]], "only the discard is new");
+  assert.deepEqual(S.othersMoves(state, moved[0]).map((i) => i.key), ["6.0"]);
+  S.receive(state, viewMessage(6, { turn: 3 }, { moves: [draw, discard], last_action: discard }));
+  assert.equal(state.log.length, 3, "the same view again adds nothing");
+});
+
 test("own moves are not queued; a long backlog goes faster and drops its oldest; a new round clears it", () => {
   const state = atTable(viewMessage(3));
   const mine = { kind: "moved", version: 4, moves: [{ seat: 1, type: "draw" }, { seat: 3, type: "draw" }] };
