@@ -57,7 +57,9 @@ def test_a_three_round_match(harness: Harness) -> None:
         assert [m.ply for m in moves] == list(range(1, replayed.final.ply + 1))
         turns = [json.loads(i["moves"]["S"]) for i in logs]
         assert [int(i["sk"]["S"].split("#")[2]) for i in logs] == [t[-1]["ply"] for t in turns]
-        assert all(len({m["public"]["seat"] for m in turn}) == 1 for turn in turns), "a turn an item"
+        assert all(len({m["public"]["seat"] for m in turn}) == 1 for turn in turns), (
+            "a turn an item"
+        )
         assert [outbox(i) for i in logs[:-1]] == [[]] * (len(logs) - 1)
         (ended,) = outbox(logs[-1])
         assert (ended["detail-type"], ended["detail"]["round"]) == ("RoundEnded", number)
