@@ -257,6 +257,18 @@ MUTATIONS = (
         "test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them",
     ),
     dropped(
+        "a queue entry goes with the task token it was read with",
+        MATCHMAKING,
+        "when=held,",
+        "test_an_entry_goes_only_with_the_task_token_it_was_read_with",
+    ),
+    dropped(
+        "a task token is kept only on an entry still there",
+        MATCHMAKING,
+        'when=Equals("ticket", ticket.ticket),',
+        "test_a_token_is_kept_only_while_its_entry_is_there",
+    ),
+    dropped(
         "seating from a lobby its members only",
         MATCHMAKING,
         "when=Equals(Player.LOBBY, code),",

@@ -558,12 +558,17 @@ class QueueTicket(Frozen):
     """A player waiting in a queue: the queue's entry, and the ticket the player item holds
     while they wait (each move on is conditional on it)."""
 
+    TASK_TOKEN: ClassVar[str] = "task_token"
+
     queue_key: str
     sk: str
     player_id: str
     name: str
     ticket: str
     expires_at: float
+    task_token: str | None = None
+    """The state machine's task of this ticket, kept with the entry once its ``try_match``
+    arrived: whoever ends the ticket answers it (none before that)."""
 
     @property
     def key(self) -> Key:
@@ -592,6 +597,7 @@ class QueueTicket(Frozen):
             name=_str(item["name"]),
             ticket=_str(item["ticket"]),
             expires_at=_float(item["queue_expires_at"]),
+            task_token=_str(token) if (token := item.get(cls.TASK_TOKEN)) is not None else None,
         )
 
     @classmethod

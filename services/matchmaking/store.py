@@ -5,7 +5,10 @@ them somewhere is conditional on the player item naming none of the three
 (``Busy`` if it does), and every write that moves them on is conditional on
 where it found them (``LostRace`` if they moved). Conditions, not
 checks-then-writes, so races cannot seat anyone twice. A table forms in one
-unit of work with its players' moves and its ledger postings.
+unit of work with its players' moves and its ledger postings. A queue entry
+holds its ticket's task token once it arrived, and goes only with the token
+it was read with: whoever removes it answers that token, and a token kept
+after the removal finds no entry, so its own ``try_match`` answers it.
 
 Each write is built by a static method of its store, so each condition can be
 tested alone; the use cases call the methods that commit them, in the words of
@@ -58,6 +61,9 @@ from services.common.unit_of_work import (
 FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))
 """The player is in no queue, no lobby and at no table."""
 CODE_TAKEN = ConditionFailed("code taken")
+TOKEN_ARRIVED = ConditionFailed("task token kept since the entry was read")
+"""An entry is removed only with the task token it was read with, so that whoever removes
+it answers the token it holds: one that arrived since, the remover has not seen."""
 
 
 def _moved(player_id: str) -> LostRace:
@@ -98,9 +104,23 @@ class QueueStore(_Writes):
         """Put a free player in the queue (``Busy`` if they are somewhere already)."""
         return self.unit().add(*self.enqueue(ticket, ttl)).commit()
 
-    def leave(self, ticket: QueueTicket) -> bool:
-        """Take the ticket's player out of the queue; False if a table took them first."""
-        return self.unit().add(*self.dequeue(ticket)).commit().ok
+    def leave(self, ticket: QueueTicket) -> Outcome:
+        """Take the ticket's player out of the queue: ``LostRace`` if they moved on first
+        (a table took them, or they left), ``TOKEN_ARRIVED`` if the entry is not as read."""
+        return self.unit().add(*self.dequeue(ticket)).commit()
+
+    def entry(self, ticket: QueueTicket) -> QueueTicket | None:
+        """The ticket's entry as stored, with its task token; None once the ticket ended."""
+        item = self._storage.get("matchmaking", ticket.key)
+        if item is None or item.get("ticket") != ticket.ticket:
+            return None
+        return QueueTicket.from_item(ticket.queue_key, item)
+
+    def keep_token(self, ticket: QueueTicket, task_token: str) -> bool:
+        """Keep the ticket's task token with its entry; False if the ticket already ended
+        (its entry is gone: then nobody else will answer the token)."""
+        write = self.token_kept(ticket, task_token)
+        return unless_contended(self._storage.commit([write])).ok
 
     def form_table(
         self,
@@ -152,7 +172,26 @@ class QueueStore(_Writes):
         ]
 
     @staticmethod
-    def dequeue(ticket: QueueTicket) -> list[Write]:
+    def token_kept(ticket: QueueTicket, task_token: str) -> Update:
+        """The task token written to the entry, only while the entry is there: a write
+        after the ticket ended must not bring back an entry nobody would remove."""
+        return Update(
+            "matchmaking",
+            ticket.key,
+            set={QueueTicket.TASK_TOKEN: task_token},
+            when=Equals("ticket", ticket.ticket),
+            refusal=LostRace((ticket.player_id,)),
+        )
+
+    @staticmethod
+    def entry_removed(ticket: QueueTicket) -> Delete:
+        """The entry deleted only with the task token it was read with (``TOKEN_ARRIVED``)."""
+        token, name = ticket.task_token, QueueTicket.TASK_TOKEN
+        held: Condition = Lacks(name) if token is None else Equals(name, token)
+        return Delete("matchmaking", ticket.key, when=held, refusal=TOKEN_ARRIVED)
+
+    @classmethod
+    def dequeue(cls, ticket: QueueTicket) -> list[Write]:
         """Take a player out of the queue, only if this ticket still holds them."""
         return [
             Update(
@@ -162,11 +201,11 @@ class QueueStore(_Writes):
                 when=Equals(Player.TICKET, ticket.ticket),
                 refusal=_moved(ticket.player_id),
             ),
-            Delete("matchmaking", ticket.key),
+            cls.entry_removed(ticket),
         ]
 
-    @staticmethod
-    def seat_from_queue(ticket: QueueTicket, table_id: str, seat: int) -> list[Write]:
+    @classmethod
+    def seat_from_queue(cls, ticket: QueueTicket, table_id: str, seat: int) -> list[Write]:
         """Seat a waiting player, only if this ticket still holds them; their entry goes."""
         return [
             Update(
@@ -177,7 +216,7 @@ class QueueStore(_Writes):
                 when=Equals(Player.TICKET, ticket.ticket),
                 refusal=_moved(ticket.player_id),
             ),
-            Delete("matchmaking", ticket.key),
+            cls.entry_removed(ticket),
         ]
 
 
