@@ -21,8 +21,8 @@ from services.matchmaking import flow
 
 TIMEOUT = "States.Timeout"
 TOKEN_LENGTH = 2048
-"""The longest task token Step Functions' API takes: the service keeps the token with the
-queue entry, so its writes are metered at their dearest."""
+"""The longest task token Step Functions' API takes: the service keeps the token on the
+player's item, so those writes are metered at their dearest."""
 
 
 @dataclass

@@ -455,7 +455,8 @@ class Player(Frozen):
     QUEUE_KEY: ClassVar[str] = "queue_key"
     QUEUE_SK: ClassVar[str] = "queue_sk"
     TICKET: ClassVar[str] = "ticket"
-    QUEUED: ClassVar[tuple[str, ...]] = (QUEUE_KEY, QUEUE_SK, TICKET)
+    TASK_TOKEN: ClassVar[str] = "task_token"
+    QUEUED: ClassVar[tuple[str, ...]] = (QUEUE_KEY, QUEUE_SK, TICKET, TASK_TOKEN)
     """What a queue ticket holds while the player waits: it all goes when they move on."""
     SEATED: ClassVar[tuple[str, ...]] = (TABLE_ID, SEAT)
     """Where at a live table the player sits: it all goes when their match is over."""
@@ -469,6 +470,10 @@ class Player(Frozen):
     queue_key: str | None = None
     queue_sk: str | None = None
     ticket: str | None = None
+    task_token: str | None = None
+    """The state machine's task of the ticket, kept here once its ``try_match`` arrived
+    (the player's own item, not the queue's shared partition): whoever ends the ticket
+    answers it."""
 
     @classmethod
     def key_of(cls, player_id: str) -> Key:
@@ -496,6 +501,7 @@ class Player(Frozen):
             queue_key=text(cls.QUEUE_KEY),
             queue_sk=text(cls.QUEUE_SK),
             ticket=text(cls.TICKET),
+            task_token=text(cls.TASK_TOKEN),
         )
 
 
@@ -558,17 +564,12 @@ class QueueTicket(Frozen):
     """A player waiting in a queue: the queue's entry, and the ticket the player item holds
     while they wait (each move on is conditional on it)."""
 
-    TASK_TOKEN: ClassVar[str] = "task_token"
-
     queue_key: str
     sk: str
     player_id: str
     name: str
     ticket: str
     expires_at: float
-    task_token: str | None = None
-    """The state machine's task of this ticket, kept with the entry once its ``try_match``
-    arrived: whoever ends the ticket answers it (none before that)."""
 
     @property
     def key(self) -> Key:
@@ -597,7 +598,6 @@ class QueueTicket(Frozen):
             name=_str(item["name"]),
             ticket=_str(item["ticket"]),
             expires_at=_float(item["queue_expires_at"]),
-            task_token=_str(token) if (token := item.get(cls.TASK_TOKEN)) is not None else None,
         )
 
     @classmethod

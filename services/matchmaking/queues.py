@@ -4,14 +4,14 @@ Quick-start queues exist per match length and variant, arena queues per stake.
 Joining a queue writes the entry and starts a ticket of the state machine
 (``flow.py``), whose one task is answered only when the ticket ends. Its
 ``try_match`` seats the ticket at once if four are waiting, and otherwise keeps
-the task token with the entry; whoever ends the ticket answers that token: the
+the task token on the player item; whoever ends the ticket answers that token: the
 formation that seats it (``seated``), its player's ``leave`` or disconnect, or a
 balance short of the stake (``gone``). A ``try_match`` that finds its ticket
 already ended (a formation seated it before its token arrived) answers its own.
 A ticket nobody ends times out in the state machine, whose ``abandon`` takes the
 player out and tells them. A table forms in one transaction that moves four
 players from the queue to the table (each conditional on still holding their
-ticket, each entry on the token it was read with), creates the table item
+ticket, with the task token they were read with), creates the table item
 carrying ``TableFormed`` in its outbox, and in the arena moves every stake to
 escrow (refused if a balance does not cover it).
 """
@@ -27,13 +27,13 @@ from services.common.adapters import Clock, send_task_success
 from services.common.events import SeatPlayer
 from services.common.ledger import Ledger, escrow
 from services.common.protocol import Queue, QueuedMessage, QueueLeftMessage
-from services.common.records import QueueTicket
+from services.common.records import Player, QueueTicket
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import Contended, LostRace, Outcome, Short
+from services.common.unit_of_work import Contended, Short
 from services.matchmaking.forming import ENTRY_TTL, FORM_ATTEMPTS, Tables
 from services.matchmaking.replies import Replies
-from services.matchmaking.store import TOKEN_ARRIVED, PlayerStore, QueueStore
+from services.matchmaking.store import PlayerStore, QueueStore
 from shared_engine import MatchMode, variant_of
 
 SEATED = "seated"
@@ -150,12 +150,12 @@ class Queues:
     ) -> bool:
         """Take the player out of the queue, end the ticket and tell them; False if a table
         took them first."""
-        entry = self._take_out(ticket)
-        if entry is None:
+        held = self._take_out(ticket)
+        if held is None:
             return False
         self._telemetry.count("tickets_left")
         self._replies.left(connection_id, reason, cid)
-        self._answer(entry, GONE)
+        self._answer(held.task_token, GONE)
         return True
 
     def form_tables(
@@ -166,8 +166,10 @@ class Queues:
         when its balance no longer covered the stake).
 
         ``shard`` is read first (the passing ticket's): in a busy queue its four oldest
-        form the table, so each shard's tickets drain their own shard. ``tokens``: the
-        task tokens of tickets not kept with their entries yet (the passing ticket's)."""
+        form the table, so each shard's tickets drain their own shard. Each of the four
+        players is read for the task token their item holds, and seated only as read.
+        ``tokens``: the task tokens not kept yet (the passing ticket's, in hand)."""
+        known = tokens or {}
         ended: dict[str, str] = {}
         mode, variant, stake_text = queue.split(":")
         stake = int(stake_text)
@@ -175,6 +177,12 @@ class Queues:
             entries = self._store.waiting(queue, 4, shard)
             if len(entries) < 4:
                 break
+            held = [(e, self._players.player(e.player_id)) for e in entries]
+            stale = [e for e, player in held if player.ticket != e.ticket]
+            for entry in stale:  # the player moved on without their entry (a lost write)
+                self._store.delete_entry(entry)
+            if stale:
+                continue
             table_id = uuid.uuid4().hex[:16]
             # Each entry was queued through a connection with a verified token: a player's
             # seat, whatever the id looks like (only a host seats bots, MATCH-3).
@@ -185,20 +193,22 @@ class Queues:
                 table_id, MatchMode(mode), variant_of(variant), stake, seats
             )
             postings = escrow(table_id, seats, stake) if stake else []
-            outcome = self._store.form_table(entries, table, event, postings)
+            read = [(e, player.task_token) for e, player in held]
+            outcome = self._store.form_table(read, table, event, postings)
+            if isinstance(outcome, Short):
+                ended |= self._drop_short(outcome, held, known)
             if not outcome.ok:
-                ended |= self._drop_blockers(outcome, entries, tokens)
-                continue
+                continue  # a player moved on, a token arrived, or the stake: read again
             self._telemetry.count("tables_formed")
-            for entry in entries:
-                self._answer(entry, SEATED, tokens)
+            for entry, player in held:
+                self._answer(player.task_token or known.get(entry.ticket), SEATED)
                 ended[entry.ticket] = SEATED
         return ended
 
     def try_match(self, ticket: dict[str, Any], task_token: str) -> str:
         """The ticket's one task: seated at once if four are waiting, else its token kept
-        with the entry for whoever ends the ticket ("waiting"); a ticket that ended before
-        its token arrived answers it here. Returns the status answered, or "waiting".
+        on the player item for whoever ends the ticket ("waiting"); a ticket that ended
+        before its token arrived answers it here. Returns the status answered, or "waiting".
 
         A repeated delivery keeps the same token again, or finds the ticket ended and
         answers a token that is already answered: Step Functions refuses the second answer.
@@ -209,7 +219,7 @@ class Queues:
             return ended[entry.ticket]
         if self._store.keep_token(entry, task_token):
             return WAITING
-        # Its entry is gone, removed by a write that could not know the token.
+        # The player moved on with a write that could not know the token.
         status = SEATED if self._players.player(entry.player_id).table_id is not None else GONE
         self._send(task_token, status)
         return status
@@ -224,53 +234,43 @@ class Queues:
         ended without its answer (a function that died between its write and the answer,
         a ``try_match`` never delivered). The execution succeeds either way.
         """
-        entry = self._take_out(_entry(ticket))
-        if entry is not None:
-            self._replies.tell(entry.player_id, QueueLeftMessage(reason="timeout").model_dump())
-        expired = entry is not None and error == TIMED_OUT
+        held = self._take_out(_entry(ticket))
+        if held is not None:
+            self._replies.tell(held.player_id, QueueLeftMessage(reason="timeout").model_dump())
+        expired = held is not None and error == TIMED_OUT
         self._telemetry.count("tickets_expired" if expired else "tickets_abandoned")
 
-    def _take_out(self, ticket: QueueTicket) -> QueueTicket | None:
-        """Take the ticket's player out of the queue: the entry removed, with the task token
-        it held; None if the ticket had ended (a table took them, or they left)."""
+    def _take_out(self, ticket: QueueTicket) -> Player | None:
+        """Take the ticket's player out of the queue: the player item as it was, with the
+        task token it held; None if the ticket had ended (a table took them, or they left)."""
         for _ in range(FORM_ATTEMPTS):
-            entry = self._store.entry(ticket)
-            if entry is None:
+            player = self._players.player(ticket.player_id)
+            if player.ticket != ticket.ticket:
                 return None
-            outcome = self._store.leave(entry)
-            if outcome != TOKEN_ARRIVED:
-                return entry if outcome.ok else None
-        raise Contended(f"the entry of ticket {ticket.ticket} changed on every read")
+            if self._store.leave(ticket, player.task_token):
+                return player
+        raise Contended(f"the player of ticket {ticket.ticket} changed on every read")
 
-    def _drop_blockers(
-        self, outcome: Outcome, entries: list[QueueTicket], tokens: Mapping[str, str] | None
+    def _drop_short(
+        self, outcome: Short, held: list[tuple[QueueTicket, Player]], known: Mapping[str, str]
     ) -> dict[str, str]:
-        """After a lost formation: stale entries go (their player moved on), players short
-        of the stake leave the queue; returns the tickets that ended so."""
+        """After a formation refused for a stake: the players short of it leave the queue;
+        returns the tickets that ended so."""
         ended: dict[str, str] = {}
-        for entry in entries:
-            if isinstance(outcome, LostRace) and entry.player_id in outcome.players:
-                self._store.delete_entry(entry)
-            if (
-                isinstance(outcome, Short)
-                and entry.player_id in outcome.accounts
-                and self._store.leave(entry).ok
-            ):
+        for entry, player in held:
+            if entry.player_id in outcome.accounts and self._store.leave(entry, player.task_token):
                 message = error_message(
                     "insufficient_balance", "your points no longer cover the stake"
                 )
                 self._replies.tell(entry.player_id, message)
-                self._answer(entry, GONE, tokens)
+                self._answer(player.task_token or known.get(entry.ticket), GONE)
                 ended[entry.ticket] = GONE
         return ended
 
-    def _answer(
-        self, entry: QueueTicket, status: str, tokens: Mapping[str, str] | None = None
-    ) -> None:
+    def _answer(self, task_token: str | None, status: str) -> None:
         """End the ticket's task, if its token is known (else its own ``try_match`` will)."""
-        token = entry.task_token or (tokens or {}).get(entry.ticket)
-        if token is not None:
-            self._send(token, status)
+        if task_token is not None:
+            self._send(task_token, status)
 
     def _send(self, task_token: str, status: str) -> None:
         """A task already answered or timed out needs no answer any more."""

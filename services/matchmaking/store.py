@@ -5,10 +5,11 @@ them somewhere is conditional on the player item naming none of the three
 (``Busy`` if it does), and every write that moves them on is conditional on
 where it found them (``LostRace`` if they moved). Conditions, not
 checks-then-writes, so races cannot seat anyone twice. A table forms in one
-unit of work with its players' moves and its ledger postings. A queue entry
-holds its ticket's task token once it arrived, and goes only with the token
-it was read with: whoever removes it answers that token, and a token kept
-after the removal finds no entry, so its own ``try_match`` answers it.
+unit of work with its players' moves and its ledger postings. The player item
+holds the ticket's task token once it arrived, and a player moves on from the
+queue only with the token they were read with: whoever moves them answers
+that token, and a token kept after they moved is refused, so its own
+``try_match`` answers it.
 
 Each write is built by a static method of its store, so each condition can be
 tested alone; the use cases call the methods that commit them, in the words of
@@ -61,13 +62,18 @@ from services.common.unit_of_work import (
 FREE = AllOf((Lacks(Player.QUEUE_KEY), Lacks(Player.LOBBY), Lacks(Player.TABLE_ID)))
 """The player is in no queue, no lobby and at no table."""
 CODE_TAKEN = ConditionFailed("code taken")
-TOKEN_ARRIVED = ConditionFailed("task token kept since the entry was read")
-"""An entry is removed only with the task token it was read with, so that whoever removes
-it answers the token it holds: one that arrived since, the remover has not seen."""
 
 
 def _moved(player_id: str) -> LostRace:
     return LostRace((player_id,))
+
+
+def _holding(ticket: QueueTicket, task_token: str | None) -> Condition:
+    """The player still holds the ticket, with the task token they were read with: whoever
+    moves them on answers that token, and one kept since refuses the move (``LostRace``:
+    read the player again to tell which)."""
+    kept = Lacks(Player.TASK_TOKEN) if task_token is None else Equals(Player.TASK_TOKEN, task_token)
+    return AllOf((Equals(Player.TICKET, ticket.ticket), kept))
 
 
 class PlayerStore:
@@ -104,37 +110,31 @@ class QueueStore(_Writes):
         """Put a free player in the queue (``Busy`` if they are somewhere already)."""
         return self.unit().add(*self.enqueue(ticket, ttl)).commit()
 
-    def leave(self, ticket: QueueTicket) -> Outcome:
-        """Take the ticket's player out of the queue: ``LostRace`` if they moved on first
-        (a table took them, or they left), ``TOKEN_ARRIVED`` if the entry is not as read."""
-        return self.unit().add(*self.dequeue(ticket)).commit()
-
-    def entry(self, ticket: QueueTicket) -> QueueTicket | None:
-        """The ticket's entry as stored, with its task token; None once the ticket ended."""
-        item = self._storage.get("matchmaking", ticket.key)
-        if item is None or item.get("ticket") != ticket.ticket:
-            return None
-        return QueueTicket.from_item(ticket.queue_key, item)
+    def leave(self, ticket: QueueTicket, task_token: str | None) -> bool:
+        """Take the ticket's player out of the queue, as read with ``task_token``; False if
+        they moved on or their token changed since."""
+        return self.unit().add(*self.dequeue(ticket, task_token)).commit().ok
 
     def keep_token(self, ticket: QueueTicket, task_token: str) -> bool:
-        """Keep the ticket's task token with its entry; False if the ticket already ended
-        (its entry is gone: then nobody else will answer the token)."""
+        """Keep the ticket's task token on its player's item; False if the ticket already
+        ended (a table took them, or they left: then nobody else will answer the token)."""
         write = self.token_kept(ticket, task_token)
         return unless_contended(self._storage.commit([write])).ok
 
     def form_table(
         self,
-        entries: Sequence[QueueTicket],
+        entries: Sequence[tuple[QueueTicket, str | None]],
         table: TableRecord,
         formed: Outbound,
         postings: Sequence[Posting],
     ) -> Outcome:
-        """Seat the entries' players in order (the first in seat 1) at the new table, with
-        the stakes ``postings`` move as it forms: ``LostRace`` names the players who moved
-        on, ``Short`` the accounts that do not cover their stake."""
+        """Seat the entries' players in order (the first in seat 1) at the new table, each
+        as read with their task token, with the stakes ``postings`` move as it forms:
+        ``LostRace`` names the players who moved on or whose token changed, ``Short`` the
+        accounts that do not cover their stake."""
         work = self.unit()
-        for seat, entry in enumerate(entries, start=1):
-            work.add(*self.seat_from_queue(entry, table.table_id, seat))
+        for seat, (entry, task_token) in enumerate(entries, start=1):
+            work.add(*self.seat_from_queue(entry, task_token, table.table_id, seat))
         work.add(GameStore.new_table(table, [formed]), *Ledger.writes(postings, table.updated_at))
         return work.commit()
 
@@ -173,50 +173,45 @@ class QueueStore(_Writes):
 
     @staticmethod
     def token_kept(ticket: QueueTicket, task_token: str) -> Update:
-        """The task token written to the entry, only while the entry is there: a write
-        after the ticket ended must not bring back an entry nobody would remove."""
+        """The task token written to the player item, only while it holds the ticket."""
         return Update(
-            "matchmaking",
-            ticket.key,
-            set={QueueTicket.TASK_TOKEN: task_token},
-            when=Equals("ticket", ticket.ticket),
-            refusal=LostRace((ticket.player_id,)),
+            "players",
+            Player.key_of(ticket.player_id),
+            set={Player.TASK_TOKEN: task_token},
+            when=Equals(Player.TICKET, ticket.ticket),
+            refusal=_moved(ticket.player_id),
         )
 
     @staticmethod
-    def entry_removed(ticket: QueueTicket) -> Delete:
-        """The entry deleted only with the task token it was read with (``TOKEN_ARRIVED``)."""
-        token, name = ticket.task_token, QueueTicket.TASK_TOKEN
-        held: Condition = Lacks(name) if token is None else Equals(name, token)
-        return Delete("matchmaking", ticket.key, when=held, refusal=TOKEN_ARRIVED)
-
-    @classmethod
-    def dequeue(cls, ticket: QueueTicket) -> list[Write]:
-        """Take a player out of the queue, only if this ticket still holds them."""
+    def dequeue(ticket: QueueTicket, task_token: str | None) -> list[Write]:
+        """Take a player out of the queue, only if this ticket still holds them as read."""
         return [
             Update(
                 "players",
                 Player.key_of(ticket.player_id),
                 remove=Player.QUEUED,
-                when=Equals(Player.TICKET, ticket.ticket),
+                when=_holding(ticket, task_token),
                 refusal=_moved(ticket.player_id),
             ),
-            cls.entry_removed(ticket),
+            Delete("matchmaking", ticket.key),
         ]
 
-    @classmethod
-    def seat_from_queue(cls, ticket: QueueTicket, table_id: str, seat: int) -> list[Write]:
-        """Seat a waiting player, only if this ticket still holds them; their entry goes."""
+    @staticmethod
+    def seat_from_queue(
+        ticket: QueueTicket, task_token: str | None, table_id: str, seat: int
+    ) -> list[Write]:
+        """Seat a waiting player, only if this ticket still holds them as read; their entry
+        goes."""
         return [
             Update(
                 "players",
                 Player.key_of(ticket.player_id),
                 set=Player.at_table(table_id, seat),
                 remove=Player.QUEUED,
-                when=Equals(Player.TICKET, ticket.ticket),
+                when=_holding(ticket, task_token),
                 refusal=_moved(ticket.player_id),
             ),
-            cls.entry_removed(ticket),
+            Delete("matchmaking", ticket.key),
         ]
 
 

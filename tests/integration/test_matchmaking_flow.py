@@ -207,8 +207,9 @@ def deliver(harness: Harness, *bodies: str) -> None:
 
 
 def tokens_kept(harness: Harness) -> list[str]:
-    """The players whose waiting entry holds its ticket's task token."""
-    return [i["player_id"]["S"] for i in queue_entries(harness) if "task_token" in i]
+    """The waiting players whose item holds their ticket's task token."""
+    waiting = [i["player_id"]["S"] for i in queue_entries(harness)]
+    return [p for p in waiting if "task_token" in player_item(harness, p)]
 
 
 # --- quick-start queues -----------------------------------------------------------------
@@ -244,7 +245,7 @@ def test_four_players_make_one_table_seated_in_arrival_order(mm: Harness) -> Non
         item = player_item(mm, player)
         assert item["table_id"]["S"] == table_id
         assert int(item["seat"]["N"]) == seat
-        assert not {"queue_key", "queue_sk", "ticket", "lobby"} & item.keys()
+        assert not {"queue_key", "queue_sk", "ticket", "task_token", "lobby"} & item.keys()
     table = mm.table(table_id)
     assert {s: p.player_id for s, p in table.seats.items()} == dict(enumerate(players, start=1))
     assert (table.mode.value, table.variant, table.stake) == ("one_round", "twos-meld", 0)

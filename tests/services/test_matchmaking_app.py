@@ -506,15 +506,15 @@ def test_a_stale_entry_is_removed_and_does_not_block_the_queue(w: World) -> None
 # --- a ticket's one task -------------------------------------------------------------------
 
 
-def test_a_lone_ticket_keeps_its_token_with_its_entry_and_nobody_answers_it(w: World) -> None:
+def test_a_lone_ticket_keeps_its_token_on_its_player_and_nobody_answers_it(w: World) -> None:
     w.online("p1")
     w.queue("p1")
     assert task(w, "p1") == "waiting"
-    assert [e.task_token for e in w.entries()] == [token("p1")]
+    assert w.player("p1").task_token == token("p1")
     w.clock.advance(500)  # nothing polls: the state machine's timeout is the only clock
     # A repeated delivery (SQS delivers at least once) changes nothing.
     assert task(w, "p1") == "waiting"
-    assert [e.task_token for e in w.entries()] == [token("p1")]
+    assert w.player("p1").task_token == token("p1")
     assert w.machine.answered == w.machine.refused == []
     assert w.pusher.to("c-p1", "queue_left") == []
 
@@ -553,7 +553,7 @@ def test_a_try_match_after_its_ticket_was_seated_answers_its_own_token(w: World)
 
     assert task(w, "p3") == "seated"
     assert w.machine.answers()[token("p3")] == "seated"
-    assert w.storage.query("matchmaking", queue_pk(QUICK, queue_shard("p3"))) == []
+    assert w.player("p3").task_token is None, "kept on a player the ticket no longer holds"
     # Delivered again: the second answer is refused, and it says the same.
     assert task(w, "p3") == "seated"
     assert w.machine.refused == [(token("p3"), {"status": "seated"})]
@@ -563,8 +563,8 @@ def test_a_try_match_after_its_ticket_was_seated_answers_its_own_token(w: World)
 def test_a_token_kept_while_the_formation_read_is_answered_by_it(
     w: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """p3's try_match keeps its token after the fourth's formation read p3's entry: that
-    write is refused (the entry is not as read), and the next read answers p3's token."""
+    """p3's try_match keeps its token after the fourth's formation read p3's player: that
+    write is refused (the player is not as read), and the next read answers p3's token."""
     players = ["p1", "p2", "p3", "p4"]
     w.online(*players)
     for p in ("p1", "p2"):
@@ -627,10 +627,10 @@ def test_a_token_kept_while_leave_read_is_answered_by_the_leave(
     original = QueueStore.leave
     kept: list[bool] = []
 
-    def racing(self: QueueStore, ticket: QueueTicket) -> Outcome:
+    def racing(self: QueueStore, ticket: QueueTicket, task_token: str | None) -> bool:
         if not kept:
             kept.append(QueueStore(w.storage).keep_token(read, token("p1")))
-        return original(self, ticket)
+        return original(self, ticket, task_token)
 
     monkeypatch.setattr(QueueStore, "leave", racing)
     w.service.leave("p1", "c-p1")
