@@ -24,8 +24,9 @@ their units). Free tiers are left out. Assumptions, printed with the figures:
 * SQS: three requests per message (the send by EventBridge, the Scheduler
   or Step Functions, the event source mapping's receive, and its delete);
   the mappings' empty long polls are a fixed cost per queue, not per match;
-* Step Functions: three state transitions per ``try_match`` pass
-  (TryMatch, Outcome, then Wait or a final state), passes as measured;
+* Step Functions: the states each ticket's execution entered, walking the
+  state machine's definition as the match's answers led it (``benchmarks.tickets``:
+  one for a ticket answered seated, TryMatch then Abandon for one whose time ran out);
 * storage: the match's items are kept (the games table has no TTL): the
   price is per month kept;
 * DynamoDB Streams read by Lambda: free.
@@ -217,7 +218,7 @@ def figures(usage: Usage, stored_bytes: float) -> list[Figure]:
             "  Step Functions transitions per ticket",
             usage.per_match["sfn_transitions"] / max(usage.per_match["tickets"], 1),
             "{:.2f}",
-            "3 per try_match pass; passes as measured",
+            "states entered, the definition walked as the match answered each ticket",
         ),
     ]
     return out

@@ -1,8 +1,8 @@
 """Warm handler figures: whole matches through the real handler functions, in-process moto.
 
 Four players connect (the authorizer, then ``$connect``), queue for a
-three-round match (the matchmaking route, then the state machine's
-``try_match`` passes), and play it with the heuristic bot choosing each move;
+three-round match (the matchmaking route, then each ticket's ``try_match``
+task), and play it with the heuristic bot choosing each move;
 every move is a ``play`` message to ``services.turn.handler.websocket`` in
 API Gateway's event shape, with the authorizer's context. In between, a small
 in-process platform does what AWS does between the functions, as production
@@ -14,7 +14,11 @@ is configured (``infra/``):
   created by ``local.resources``), and each queue's messages go to its
   consumer in SQS-shaped batches;
 * every turn's timer fires once, after its turn is over (schedules are never
-  cancelled), and the turn service's ``timers`` handler gets it.
+  cancelled), and the turn service's ``timers`` handler gets it;
+* each ticket the matchmaking route starts runs the state machine's definition
+  (``benchmarks.tickets``): its task message goes to the matchmaking queue, and
+  the execution goes on when a function answers its token; a ticket still
+  waiting when the match is over runs out of queue time.
 
 Every handler invocation is metered (``benchmarks.meter``): AWS calls by
 type, capacity units from the real item sizes, pushes, events, and time
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
+from benchmarks.tickets import Tickets
 from infra import manifest
 from local.dispatcher import LambdaContext, websocket_event
 from local.issuer import LocalIssuer
@@ -129,8 +134,8 @@ class PlatformCounts:
     """Messages delivered to each queue (each: a send, a receive and a delete)."""
     timers_fired: int = 0
     """EventBridge Scheduler invocations: one per schedule, when it fires."""
-    try_match_passes: int = 0
-    """State machine passes (TryMatch → Outcome → Wait or a final state)."""
+    sfn_transitions: int = 0
+    """States the tickets' executions entered (one for a ticket answered seated)."""
     inbound_messages: int = 0
     """Client messages through the WebSocket API (routes other than $connect/$disconnect)."""
     stream_records: int = 0
@@ -163,6 +168,10 @@ class Platform:
         self.sqs = client("sqs")
         self.streams = client("dynamodbstreams")
         self.scheduler = client("scheduler")
+        self.tickets = Tickets(
+            resources.queues["matchmaking"],
+            lambda url, body: self.sqs.send_message(QueueUrl=url, MessageBody=body),
+        )
         self.counts = PlatformCounts()
         self.errors: list[str] = []
         self._iterators: dict[str, str] = {}
@@ -184,6 +193,10 @@ class Platform:
         ):
             result = handler(event, LambdaContext.of(HANDLERS[function]))
         invocation.records = len(event.get("Records", ()))
+        for started in invocation.captured.get("sfn.StartExecution", []):
+            self.counts.sfn_transitions += self.tickets.start(started["input"])
+        for answer in invocation.captured.get("sfn.SendTaskSuccess", []):
+            self.counts.sfn_transitions += self.tickets.answered(answer["taskToken"])
         failures = result.get("batchItemFailures") if isinstance(result, dict) else None
         if failures:
             invocation.error = f"{len(failures)} failed record(s)"
@@ -261,13 +274,10 @@ class Platform:
             self.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
         return len(messages)
 
-    def send_task(self, ticket: dict[str, Any]) -> None:
-        """What the state machine's TryMatch state does: a task message with its token."""
-        self.counts.try_match_passes += 1
-        body = {"kind": "try_match", "ticket": ticket, "task_token": f"token-{ticket['ticket']}"}
-        self.sqs.send_message(
-            QueueUrl=self.resources.queues["matchmaking"], MessageBody=json.dumps(body)
-        )
+    def expire_tickets(self) -> None:
+        """The queue time of every ticket still waiting is over: its task times out."""
+        self.counts.sfn_transitions += self.tickets.time_out()
+        self.settle()
 
     # --- timers ---------------------------------------------------------------------
 
@@ -423,24 +433,16 @@ class Match:
             )
             platform.settle()
 
-        # Quick start: each player queues; the state machine's first pass runs at once,
-        # and players still waiting get one more pass after the poll interval.
-        tickets: dict[str, dict[str, Any]] = {}
+        # Quick start: each player queues, and their ticket's task arrives at once.
         if stake:
             self._fund([player_id for player_id, _ in players], 10 * stake)
         for player_id, _ in players:
-            before = len(self.meter.invocations)
             self._client_message(
                 matchmaking.websocket,
                 "matchmaking.websocket",
                 player_id,
                 {"action": "queue", "mode": mode, "stake": stake},
             )
-            tickets[player_id] = self._ticket(before)
-            platform.send_task(tickets[player_id])
-            platform.settle()
-        for player_id, _ in players[:-1]:
-            platform.send_task(tickets[player_id])
             platform.settle()
 
         table_id = self._table_of(players[0][0])
@@ -496,6 +498,7 @@ class Match:
             self._disconnect(players)
         platform.fire_timers(set())
         platform.settle()
+        platform.expire_tickets()
         stored = stored_bytes()
         largest: dict[str, int] = {}
         invocations = self.meter.invocations[start_invocations:]
@@ -550,13 +553,6 @@ class Match:
                 self._connection[player_id], route, json.dumps(body), self._context[player_id]
             ),
         )
-
-    def _ticket(self, since: int) -> dict[str, Any]:
-        """The ticket the queue route started its state machine execution with."""
-        for invocation in self.meter.invocations[since:]:
-            for params in invocation.captured.get("sfn.StartExecution", []):
-                return dict(json.loads(params["input"])["ticket"])
-        raise RuntimeError("the queue route started no ticket")
 
     def _table_of(self, player_id: str) -> str:
         from services.common.presence import PresenceStore

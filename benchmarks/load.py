@@ -603,7 +603,6 @@ def quiet_environment() -> None:
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     warnings.filterwarnings("ignore", "No application metrics to publish")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
-    os.environ.setdefault("CANASTA_POLL_SECONDS", "1")
 
 
 def main(argv: Sequence[str]) -> int:

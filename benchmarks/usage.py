@@ -11,7 +11,7 @@ Every invocation of a played match is put in one of three buckets:
   service's ``RoundStarted``, and the relay of ``ROUND``/``SCORE`` items.
   Divided by the rounds played.
 * **match**: everything done once per match: the authorizer, ``$connect``
-  and ``$disconnect``, queueing and the state machine's passes, forming the
+  and ``$disconnect``, queueing and the tickets' executions, forming the
   table and dealing its first round (on ``TableFormed``), the ledger's
   settlement, presence events.
 
@@ -70,10 +70,6 @@ def typical_seconds(invocation: Invocation) -> float:
     )
 
 
-TRANSITIONS_PER_PASS = 3
-"""TryMatch, Outcome, then Wait (another pass follows) or Seated/Gone/Expired."""
-
-
 def category(invocation: Invocation) -> str:
     function, parts = invocation.function, set(invocation.kind.split("+"))
     if function == "turn.websocket" and invocation.kind.startswith("play"):
@@ -121,7 +117,7 @@ def buckets(run: MatchRun) -> dict[str, Work]:
     out: dict[str, Work] = {"action": Counter(), "round": Counter(), "match": Counter()}
     for invocation in run.invocations:
         out[category(invocation)].update(work_of(invocation))
-    out["match"]["sfn_transitions"] += TRANSITIONS_PER_PASS * run.counts.try_match_passes
+    out["match"]["sfn_transitions"] += run.counts.sfn_transitions
     out["match"]["tickets"] += 4
     return out
 

@@ -20,7 +20,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from infra.assets import REPO
 from services.common.settings import LedgerClient, LedgerClientName
-from services.matchmaking.flow import HISTORY_LIMIT, history_events
 
 # The retention periods CloudWatch Logs accepts, in days.
 LOG_RETENTION_DAYS = (
@@ -242,8 +241,6 @@ class Config:
     reserved_concurrency: bool = False
     queue_seconds: int = 120
     """How long a queued player waits before the ticket expires (``CANASTA_QUEUE_SECONDS``)."""
-    poll_seconds: int = 10
-    """How often a waiting ticket tries to form a table: the state machine's cost driver."""
     arena_stakes: tuple[int, ...] = (100, 500, 1000)
     """The arena's stakes (``CANASTA_ARENA_STAKES``); the web client must offer the same."""
     oidc_issuer: str | None = None
@@ -282,24 +279,11 @@ class Config:
         _int("turnP99AlarmMs", self.turn_p99_alarm_ms, 10, 29_000)
         # The bounds of the matchmaking service's settings (Settings.queue_seconds, …).
         _int("queueSeconds", self.queue_seconds, 10, 3600)
-        _int("pollSeconds", self.poll_seconds, 1, 60)
-        self._check_ticket_history()
         _stakes("arenaStakes", list(self.arena_stakes))
         _urls("webUrls", list(self.web_urls))
         self._check_issuer()
         self._check_domain_prefix()
         self._check_alarms_and_email()
-
-    def _check_ticket_history(self) -> None:
-        """Within their bounds the two can still lose a long-waiting ticket (the HISTORY
-        rule, infra/rules.py): said here, before anything is built."""
-        events = history_events(self.queue_seconds, self.poll_seconds)
-        if events >= HISTORY_LIMIT:
-            raise ConfigError(
-                f"context 'queueSeconds' {self.queue_seconds} with 'pollSeconds' "
-                f"{self.poll_seconds}: a ticket may record {events} Step Functions history "
-                f"events, past the {HISTORY_LIMIT:,} an execution may hold; poll less often"
-            )
 
     def _check_issuer(self) -> None:
         if self.oidc_issuer is None:
@@ -446,7 +430,6 @@ CONTEXT_KEYS = {
     "ses_from_email": "sesFromEmail",
     "reserved_concurrency": "reservedConcurrency",
     "queue_seconds": "queueSeconds",
-    "poll_seconds": "pollSeconds",
     "arena_stakes": "arenaStakes",
     "oidc_issuer": "oidcIssuer",
     "oidc_audience": "oidcAudience",

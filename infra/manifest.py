@@ -115,7 +115,8 @@ class FunctionSpec:
     starts_tickets: bool = False
     """states:StartExecution on the matchmaking state machine (a ticket per queued player)."""
     answers_tickets: bool = False
-    """Answers the state machine's ``try_match`` tasks (SendTaskSuccess/SendTaskFailure)."""
+    """Answers the tickets' tasks when they end (SendTaskSuccess): whoever seats a ticket or
+    takes its player out of the queue (``leave``, a disconnect, a late ``try_match``)."""
     external_api: bool = False
     """Invoked directly by the platform's other modes: its ARN is a stack output and export,
     and a managed policy allows ``lambda:InvokeFunction`` on it."""
@@ -331,6 +332,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         },
         pushes=True,
         starts_tickets=True,
+        # ``leave`` ends the ticket: it answers the task token its entry holds.
+        answers_tickets=True,
     ),
     "matchmaking-events": FunctionSpec(
         handler="services.matchmaking.handler.events",

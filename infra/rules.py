@@ -18,13 +18,10 @@ from typing import Any
 
 from infra.config import Config
 from services.common.runtime import BATCH_RESPONSE_MARGIN_MS
-from services.matchmaking.flow import HISTORY_LIMIT, history_events
 
 RECORD_SECONDS = "CANASTA_RECORD_SECONDS"
 """A queue consumer's budget for one record: it starts a record only while that much, and the
 answer's margin, are left of its invocation (``services.common.runtime.process_batch``)."""
-QUEUE_SECONDS = "CANASTA_QUEUE_SECONDS"
-POLL_SECONDS = "CANASTA_POLL_SECONDS"
 MARGIN_SECONDS = BATCH_RESPONSE_MARGIN_MS / 1000
 """What a batch leaves of its function's timeout: its answer and its metrics."""
 VISIBILITY_FACTOR = 6
@@ -310,30 +307,6 @@ def account_wide_names(resources: Resources, _config: Config) -> Iterator[tuple[
             yield logical_id, f"{name} {props[name]!r} is account-wide and names no region"
 
 
-def ticket_history(resources: Resources, _config: Config) -> Iterator[tuple[str, str]]:
-    """HISTORY: Step Functions fails a standard workflow's execution at 25,000 history
-    events. A matchmaking ticket polls every ``CANASTA_POLL_SECONDS`` until it expires after
-    ``CANASTA_QUEUE_SECONDS``; its worst case (``flow.history_events``, counted from the
-    definition) must stay under the limit for the seconds each matchmaking function is
-    given."""
-    for logical_id, props in resources.of_type("AWS::Lambda::Function"):
-        environment = _environment(props)
-        if QUEUE_SECONDS not in environment and POLL_SECONDS not in environment:
-            continue
-        queue = _number(environment.get(QUEUE_SECONDS))
-        poll = _number(environment.get(POLL_SECONDS))
-        if queue is None or poll is None or poll < 1:
-            yield logical_id, f"{QUEUE_SECONDS} and {POLL_SECONDS} are not both numbers"
-            continue
-        events = history_events(int(queue), int(poll))
-        if events >= HISTORY_LIMIT:
-            message = (
-                f"a ticket queued {queue:g} s and polled every {poll:g} s may record {events} "
-                f"history events, past the {HISTORY_LIMIT:,} of an execution"
-            )
-            yield logical_id, message
-
-
 RULES: dict[str, Rule] = {
     "LOGS": stage_logging,
     "QUEUES": queue_consumers,
@@ -341,7 +314,6 @@ RULES: dict[str, Rule] = {
     "ALARMS": alarm_actions,
     "RETRYABLE": retryable_create,
     "NAMES": account_wide_names,
-    "HISTORY": ticket_history,
 }
 
 

@@ -54,7 +54,8 @@ FREED = (
     + LINE
     + '(Equals("status", "forming"), Equals(name, lobby.seats[seat].model_dump_json()))'
 )
-UNQUEUED = "remove=Player.QUEUED," + LINE + "when=Equals(Player.TICKET, ticket.ticket),"
+UNQUEUED = "remove=Player.QUEUED," + LINE + "when=_holding(ticket, task_token),"
+HOLDING = "return AllOf((Equals(Player.TICKET, ticket.ticket), kept))"
 MUTATIONS = (
     Mutation(
         "the table's version (a move, a deal, a score)",
@@ -255,6 +256,26 @@ MUTATIONS = (
         MATCHMAKING,
         "set=Player.at_table(table_id, seat)," + LINE + UNQUEUED,
         "test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them",
+    ),
+    Mutation(
+        "moving a player on from the queue: the ticket, whatever the token",
+        MATCHMAKING,
+        HOLDING,
+        "return kept",
+        ("test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them",),
+    ),
+    Mutation(
+        "moving a player on from the queue: the task token as read",
+        MATCHMAKING,
+        HOLDING,
+        "return Equals(Player.TICKET, ticket.ticket)",
+        ("test_a_player_leaves_the_queue_only_with_the_task_token_they_were_read_with",),
+    ),
+    dropped(
+        "a task token is kept only while the player holds the ticket",
+        MATCHMAKING,
+        "set={Player.TASK_TOKEN: task_token},\n" + " " * 12 + "when=Equals(Player.TICKET, ",
+        "test_a_token_is_kept_only_while_the_player_holds_the_ticket",
     ),
     dropped(
         "seating from a lobby its members only",

@@ -95,7 +95,6 @@ class Backbone:
             "CANASTA_STATE_MACHINE_ARN": self.matchmaking.state_machine.state_machine_arn,
             "CANASTA_MATCHMAKING_QUEUE_URL": self.matchmaking.queue.queue_url,
             "CANASTA_QUEUE_SECONDS": str(config.queue_seconds),
-            "CANASTA_POLL_SECONDS": str(config.poll_seconds),
             # The settings read a tuple as JSON (services/common/settings.py).
             "CANASTA_ARENA_STAKES": json.dumps(list(config.arena_stakes), separators=(",", ":")),
         }

@@ -1,8 +1,9 @@
 """The matchmaking state machine: one execution per queue ticket.
 
 It runs the definition the local stack runs too (``services.matchmaking.flow``).
-Each pass sends a ``try_match`` task to the matchmaking queue and waits for the
-answer (``.waitForTaskToken``); the role may do nothing else but log.
+A ticket sends one ``try_match`` task to the matchmaking queue and waits for its
+answer (``.waitForTaskToken``) until the ticket ends or its queue time is up,
+then maybe one ``abandon`` message; the role may do nothing else but log.
 """
 
 from __future__ import annotations

@@ -195,15 +195,16 @@ class Monitoring:
             1,
             "A matchmaking ticket's execution timed out",
         )
-        # Catch → Abandon → Expired succeeds: the failed-executions alarm never sees these.
+        # Catch → Abandon succeeds: the failed-executions alarm never sees these.
         self._alarm(
             "MatchmakingTicketsAbandonedAlarm",
             "matchmaking-tickets-abandoned",
             service_count("matchmaking", "tickets_abandoned"),
             1,
-            "The state machine gave up on a ticket (its try_match task unanswered three "
-            "times, 300 s each): the player was taken out of the queue; the matchmaking "
-            "service is not answering its queue",
+            "A ticket's task went unanswered: its try_match could not be sent, or the "
+            "ticket was seated or left without its token answered (a try_match never "
+            "delivered, a function that died after its write): the execution waited out "
+            "the queue time",
         )
 
     def _timer_alarms(self) -> None:

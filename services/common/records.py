@@ -546,7 +546,8 @@ class Player(Frozen):
     QUEUE_KEY: ClassVar[str] = "queue_key"
     QUEUE_SK: ClassVar[str] = "queue_sk"
     TICKET: ClassVar[str] = "ticket"
-    QUEUED: ClassVar[tuple[str, ...]] = (QUEUE_KEY, QUEUE_SK, TICKET)
+    TASK_TOKEN: ClassVar[str] = "task_token"
+    QUEUED: ClassVar[tuple[str, ...]] = (QUEUE_KEY, QUEUE_SK, TICKET, TASK_TOKEN)
     """What a queue ticket holds while the player waits: it all goes when they move on."""
     SEATED: ClassVar[tuple[str, ...]] = (TABLE_ID, SEAT)
     """Where at a live table the player sits: it all goes when their match is over."""
@@ -560,6 +561,10 @@ class Player(Frozen):
     queue_key: str | None = None
     queue_sk: str | None = None
     ticket: str | None = None
+    task_token: str | None = None
+    """The state machine's task of the ticket, kept here once its ``try_match`` arrived
+    (the player's own item, not the queue's shared partition): whoever ends the ticket
+    answers it."""
 
     @classmethod
     def key_of(cls, player_id: str) -> Key:
@@ -587,6 +592,7 @@ class Player(Frozen):
             queue_key=text(cls.QUEUE_KEY),
             queue_sk=text(cls.QUEUE_SK),
             ticket=text(cls.TICKET),
+            task_token=text(cls.TASK_TOKEN),
         )
 
 

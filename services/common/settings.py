@@ -149,8 +149,6 @@ class Settings(BaseModel):
     state_machine_arn: str | None = None
     queue_seconds: int = Field(default=120, ge=10, le=3600)
     """How long a player waits in a queue before the ticket expires."""
-    poll_seconds: int = Field(default=10, ge=1, le=60)
-    """How often a waiting ticket looks again (tables form on arrival; this catches expiry)."""
     arena_stakes: tuple[int, ...] = (100, 500, 1000)
     welcome_points: int = 10_000
     welcome_jokers: int = 3

@@ -1,16 +1,16 @@
-"""The matchmaking state machine: one execution per queue ticket.
+"""The matchmaking state machine: one execution per queue ticket, one state in its life.
 
 Defined once, here: the CDK stack deploys this definition and the local
-stack and the tests run the very same one on moto. Each pass sends a
-``try_match`` task to the matchmaking queue and waits for the service's answer
-(``.waitForTaskToken``): seated, gone (left or disconnected), expired, or
-waiting — then it waits ``poll_seconds`` and tries again. The wait is durable:
-a deploy or a crashed function loses no ticket; a task that is never answered
-is retried, then abandoned, which takes the player out of the queue.
-
-Tables form when players arrive (each new ticket's first pass seats the
-oldest four), so the polling only has to notice expiry: ``poll_seconds`` can
-be long, and Step Functions transitions are most of matchmaking's cost.
+stack and the tests run the very same one on moto. ``TryMatch`` sends the
+ticket's one ``try_match`` task to the matchmaking queue and waits for its
+token to be answered (``.waitForTaskToken``), which happens only when the
+ticket ends: the service keeps the token with the queue entry, and whoever
+ends the ticket answers it (the formation that seats it: ``seated``; its
+player's ``leave`` or disconnect: ``gone``). A seated ticket's execution is
+one state transition. Tables form when players arrive, so nothing polls:
+expiry is the task's own timeout, the ticket's ``wait_seconds``, after which
+``Abandon`` asks the service to take the player out and tell them. The wait
+is durable: a deploy or a crashed function loses no ticket.
 """
 
 from __future__ import annotations
@@ -18,11 +18,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+SEND_FAILED = "States.TaskFailed"
+"""What a task whose SendMessage failed ends with: nothing was sent, so sending again means
+something. A lost or failed ``try_match`` delivery is the queue's to redeliver (its
+consumer answers or keeps the token once it succeeds), so no other error is retried."""
+
+
+def _send_retry() -> dict[str, Any]:
+    return {
+        "ErrorEquals": [SEND_FAILED],
+        "IntervalSeconds": 2,
+        "MaxAttempts": 2,
+        "BackoffRate": 2.0,
+    }
+
 
 def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
     """``partition``: the stack passes its own (``aws-cn``, ``aws-us-gov``, ...)."""
     return {
-        "Comment": "A matchmaking ticket: try to seat the player until seated, gone or expired.",
+        "Comment": "A matchmaking ticket: one task, answered when it is seated or gone.",
         "StartAt": "TryMatch",
         "States": {
             "TryMatch": {
@@ -36,44 +50,30 @@ def definition(queue_url: str, partition: str = "aws") -> dict[str, Any]:
                         "task_token.$": "$$.Task.Token",
                     },
                 },
-                "ResultPath": "$.outcome",
-                "TimeoutSeconds": 300,
-                "Retry": [
-                    {
-                        "ErrorEquals": ["States.Timeout", "States.TaskFailed"],
-                        "IntervalSeconds": 5,
-                        "MaxAttempts": 2,
-                        "BackoffRate": 2.0,
-                    }
-                ],
+                "TimeoutSecondsPath": "$.ticket.wait_seconds",
+                "Retry": [_send_retry()],
                 "Catch": [
                     {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Abandon"}
                 ],
-                "Next": "Outcome",
+                "End": True,
             },
             "Abandon": {
-                "Comment": "No answer came: take the ticket out of the queue, tell the player.",
+                "Comment": "Unanswered until the queue time was up (or never sent): take the "
+                "ticket out of the queue, tell the player.",
                 "Type": "Task",
                 "Resource": f"arn:{partition}:states:::sqs:sendMessage",
                 "Parameters": {
                     "QueueUrl": queue_url,
-                    "MessageBody": {"kind": "abandon", "ticket.$": "$.ticket"},
+                    "MessageBody": {
+                        "kind": "abandon",
+                        "ticket.$": "$.ticket",
+                        "error.$": "$.error.Error",
+                    },
                 },
-                "Next": "Expired",
+                "ResultSelector": {"status": "abandoned"},
+                "Retry": [_send_retry()],
+                "End": True,
             },
-            "Outcome": {
-                "Type": "Choice",
-                "Choices": [
-                    {"Variable": "$.outcome.status", "StringEquals": "seated", "Next": "Seated"},
-                    {"Variable": "$.outcome.status", "StringEquals": "gone", "Next": "Gone"},
-                    {"Variable": "$.outcome.status", "StringEquals": "expired", "Next": "Expired"},
-                ],
-                "Default": "Wait",
-            },
-            "Wait": {"Type": "Wait", "SecondsPath": "$.ticket.poll_seconds", "Next": "TryMatch"},
-            "Seated": {"Type": "Succeed"},
-            "Gone": {"Type": "Succeed"},
-            "Expired": {"Type": "Succeed"},
         },
     }
 
@@ -84,7 +84,7 @@ def definition_json(queue_url: str, partition: str = "aws") -> str:
 
 HISTORY_LIMIT = 25_000
 """Step Functions fails a standard workflow's execution when its history reaches 25,000
-events: a ticket that polls too often for too long is lost mid-queue."""
+events: a definition that loops could lose a ticket mid-queue."""
 EXECUTION_EVENTS = 2
 """ExecutionStarted and ExecutionSucceeded (or ExecutionFailed)."""
 STATE_EVENTS = 2
@@ -98,24 +98,18 @@ DEFAULT_MAX_ATTEMPTS = 3
 """A retrier without ``MaxAttempts`` retries three times (Amazon States Language)."""
 
 
-def history_events(queue_seconds: int, poll_seconds: int) -> int:
-    """The most history events one ticket's execution can record, counted from
-    ``definition()``: the execution's two, every pass round the loop (the states from
-    ``StartAt`` back to it, each task with all its retries), and the longest way out.
+class Loops(ValueError):
+    """The definition can pass a state twice: its history grows with the ticket's wait."""
 
-    A pass waits ``poll_seconds`` (the loop's Wait); the service answers "expired" to the
-    first pass that starts ``queue_seconds`` after the ticket, so a ticket makes at most
-    ``ceil(queue_seconds / poll_seconds) + 1`` passes, the last one leaving the loop.
-    Every pass is counted with all its retries, though a retry only lengthens the pass
-    (fewer passes fit): an upper bound, so the limit holds with room. Today a pass is
-    TryMatch (2 + 3 attempts x 4 = 14), Outcome (2) and Wait (2): 18; the longest way out
-    is TryMatch failing every attempt, Abandon (2 + 4) and Expired (2): 22.
-    """
+
+def history_events() -> int:
+    """The most history events one ticket's execution can record, counted from
+    ``definition()``: the execution's two and the longest way from ``StartAt`` to an end,
+    each task with all its retries. Today TryMatch (2 + 3 attempts x 4 = 14) and Abandon
+    (14): 30, whatever the queue time, since no state is passed twice (``Loops`` if one
+    could be: the count would then depend on how long a ticket waits)."""
     flow = definition("")
-    states, start = flow["States"], flow["StartAt"]
-    passes = -(-queue_seconds // poll_seconds) + 1
-    per_pass = sum(_events(states[name]) for name in _loop(states, start))
-    return EXECUTION_EVENTS + (passes - 1) * per_pass + _longest_exit(states, start, start, ())
+    return EXECUTION_EVENTS + _longest(flow["States"], flow["StartAt"], ())
 
 
 def _events(state: dict[str, Any]) -> int:
@@ -131,30 +125,9 @@ def _following(state: dict[str, Any]) -> list[str]:
     return [b["Next"] for b in branches] + [state[k] for k in ("Next", "Default") if k in state]
 
 
-def _loop(states: dict[str, Any], start: str) -> list[str]:
-    """The states of one pass: a path from ``start`` that leads back to it."""
-
-    def walk(path: list[str]) -> list[str]:
-        for name in _following(states[path[-1]]):
-            if name == start:
-                return path
-            if name not in path and (found := walk([*path, name])):
-                return found
-        return []
-
-    return walk([start])
-
-
-def _longest_exit(states: dict[str, Any], name: str, start: str, seen: tuple[str, ...]) -> int:
-    """The most events from ``name`` to the end of the execution without passing ``start``
-    again (0 when every way from ``name`` goes back round the loop)."""
-    state = states[name]
-    if state["Type"] in ("Succeed", "Fail") or state.get("End"):
-        return _events(state)
-    ways = [
-        _longest_exit(states, following, start, (*seen, name))
-        for following in _following(state)
-        if following != start and following not in seen
-    ]
-    longest = max(ways, default=0)
-    return _events(state) + longest if longest else 0
+def _longest(states: dict[str, Any], name: str, seen: tuple[str, ...]) -> int:
+    """The most events from ``name`` to the end of the execution."""
+    if name in seen:
+        raise Loops(f"{' -> '.join((*seen, name))}: a state passed twice")
+    ways = [_longest(states, following, (*seen, name)) for following in _following(states[name])]
+    return _events(states[name]) + max(ways, default=0)

@@ -24,7 +24,8 @@ def service() -> MatchmakingService:
 
 
 class TryMatchTask(BaseModel):
-    """What the state machine sends: one pass of a ticket, answered with its task token."""
+    """What the state machine sends: a ticket's one task, answered with its token when the
+    ticket ends."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -41,15 +42,24 @@ def websocket(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 class AbandonTask(BaseModel):
+    """What the state machine sends when it gives up on a ticket: the error that ended its
+    task (``States.Timeout``: the queue time was up)."""
+
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: str
     ticket: dict[str, Any]
+    error: str
 
 
 def _try_match(body: dict[str, Any]) -> None:
     task = TryMatchTask.model_validate(body)
-    service().queues.answer_task(task.ticket, task.task_token)
+    service().queues.try_match(task.ticket, task.task_token)
+
+
+def _abandon(body: dict[str, Any]) -> None:
+    task = AbandonTask.model_validate(body)
+    service().queues.abandon(task.ticket, task.error)
 
 
 EVENTS = EventRoutes(
@@ -61,7 +71,7 @@ EVENTS = EventRoutes(
     },
     tasks={
         "try_match": _try_match,
-        "abandon": lambda body: service().queues.abandon(AbandonTask.model_validate(body).ticket),
+        "abandon": _abandon,
     },
 )
 """Its queue carries the bus's events and the state machine's tasks (``kind``)."""

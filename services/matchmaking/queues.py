@@ -2,39 +2,56 @@
 
 Quick-start queues exist per match length and variant, arena queues per stake.
 Joining a queue writes the entry and starts a ticket of the state machine
-(``flow.py``), which keeps asking ``try_match`` until the player is seated,
-gone or expired. A table forms in one transaction that moves four players
-from the queue to the table (each conditional on still holding their
-ticket), creates the table item carrying ``TableFormed`` in its outbox, and in
-the arena moves every stake to escrow (refused if a balance does not cover it).
+(``flow.py``), whose one task is answered only when the ticket ends. Its
+``try_match`` seats the ticket at once if four are waiting, and otherwise keeps
+the task token on the player item; whoever ends the ticket answers that token: the
+formation that seats it (``seated``), its player's ``leave`` or disconnect, or a
+balance short of the stake (``gone``). A ``try_match`` that finds its ticket
+already ended (a formation seated it before its token arrived) answers its own.
+A ticket nobody ends times out in the state machine, whose ``abandon`` takes the
+player out and tells them. A table forms in one transaction that moves four
+players from the queue to the table (each conditional on still holding their
+ticket, with the task token they were read with), creates the table item
+carrying ``TableFormed`` in its outbox, and in the arena moves every stake to
+escrow (refused if a balance does not cover it).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from services.common.adapters import Clock, send_task_success
 from services.common.events import SeatPlayer
 from services.common.ledger import Ledger, escrow
 from services.common.protocol import Queue, QueuedMessage, QueueLeftMessage
-from services.common.records import QueueTicket
+from services.common.records import Player, QueueTicket
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
-from services.common.unit_of_work import LostRace, Outcome, Short
+from services.common.unit_of_work import Contended, Short
 from services.matchmaking.forming import ENTRY_TTL, FORM_ATTEMPTS, Tables
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore, QueueStore
 from shared_engine import MatchMode, variant_of
+
+SEATED = "seated"
+GONE = "gone"
+"""How a ticket's task is answered: seated at a table, or out of the queue otherwise."""
+WAITING = "waiting"
+"""A ``try_match`` that kept its token: nobody answers it until the ticket ends."""
+TIMED_OUT = "States.Timeout"
+"""The error of a task unanswered for the ticket's ``wait_seconds``: the queue time was up."""
 
 
 def queue_key(mode: MatchMode, variant: str, stake: int) -> str:
     return f"{mode.value}:{variant}:{stake}"
 
 
-def _ticket(entry: QueueTicket, poll_seconds: int) -> dict[str, Any]:
-    """The state machine's input for a queue entry: all a pass needs, without a read."""
+def _ticket(entry: QueueTicket, wait_seconds: int) -> dict[str, Any]:
+    """The state machine's input for a queue entry: all its task needs, without a read;
+    ``wait_seconds``, the task's timeout, is the ticket's queue time."""
     return {
         "player_id": entry.player_id,
         "queue_key": entry.queue_key,
@@ -42,7 +59,7 @@ def _ticket(entry: QueueTicket, poll_seconds: int) -> dict[str, Any]:
         "name": entry.name,
         "ticket": entry.ticket,
         "expires_at": entry.expires_at,
-        "poll_seconds": poll_seconds,
+        "wait_seconds": wait_seconds,
     }
 
 
@@ -72,7 +89,6 @@ class Queues:
         clock: Clock,
         telemetry: Telemetry,
         queue_seconds: int,
-        poll_seconds: int,
         arena_stakes: tuple[int, ...],
     ) -> None:
         self._store = store
@@ -85,7 +101,6 @@ class Queues:
         self._clock = clock
         self._telemetry = telemetry
         self._queue_seconds = queue_seconds
-        self._poll_seconds = poll_seconds
         self._stakes = arena_stakes
 
     def queue(self, player_id: str, name: str, connection_id: str, message: Queue) -> None:
@@ -127,31 +142,47 @@ class Queues:
             self._machine.start_execution(
                 stateMachineArn=self._machine_arn,
                 name=entry.ticket,
-                input=json.dumps({"ticket": _ticket(entry, self._poll_seconds)}),
+                input=json.dumps({"ticket": _ticket(entry, self._queue_seconds)}),
             )
 
     def leave(
         self, ticket: QueueTicket, connection_id: str | None, reason: str, cid: str | None = None
     ) -> bool:
-        """Take the player out of the queue and tell them; False if a table took them first."""
-        if not self._store.leave(ticket):
+        """Take the player out of the queue, end the ticket and tell them; False if a table
+        took them first."""
+        held = self._take_out(ticket)
+        if held is None:
             return False
         self._telemetry.count("tickets_left")
         self._replies.left(connection_id, reason, cid)
+        self._answer(held.task_token, GONE)
         return True
 
-    def form_tables(self, queue: str, shard: int = 0) -> int:
-        """Seat waiting players four by four, oldest first; returns how many tables formed.
+    def form_tables(
+        self, queue: str, shard: int = 0, tokens: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """Seat waiting players four by four, oldest first, and answer the task of every
+        ticket that ends so; returns those tickets and how each ended (seated, or gone
+        when its balance no longer covered the stake).
 
         ``shard`` is read first (the passing ticket's): in a busy queue its four oldest
-        form the table, so each shard's tickets drain their own shard."""
-        formed = 0
+        form the table, so each shard's tickets drain their own shard. Each of the four
+        players is read for the task token their item holds, and seated only as read.
+        ``tokens``: the task tokens not kept yet (the passing ticket's, in hand)."""
+        known = tokens or {}
+        ended: dict[str, str] = {}
         mode, variant, stake_text = queue.split(":")
         stake = int(stake_text)
         for _ in range(FORM_ATTEMPTS * 4):
             entries = self._store.waiting(queue, 4, shard)
             if len(entries) < 4:
-                return formed
+                break
+            held = [(e, self._players.player(e.player_id)) for e in entries]
+            stale = [e for e, player in held if player.ticket != e.ticket]
+            for entry in stale:  # the player moved on without their entry (a lost write)
+                self._store.delete_entry(entry)
+            if stale:
+                continue
             table_id = uuid.uuid4().hex[:16]
             # Each entry was queued through a connection with a verified token: a player's
             # seat, whatever the id looks like (only a host seats bots, MATCH-3).
@@ -162,59 +193,87 @@ class Queues:
                 table_id, MatchMode(mode), variant_of(variant), stake, seats
             )
             postings = escrow(table_id, seats, stake) if stake else []
-            outcome = self._store.form_table(entries, table, event, postings)
+            read = [(e, player.task_token) for e, player in held]
+            outcome = self._store.form_table(read, table, event, postings)
+            if isinstance(outcome, Short):
+                ended |= self._drop_short(outcome, held, known)
             if not outcome.ok:
-                self._drop_blockers(outcome, entries)
-                continue
-            formed += 1
+                continue  # a player moved on, a token arrived, or the stake: read again
             self._telemetry.count("tables_formed")
-        return formed
+            for entry, player in held:
+                self._answer(player.task_token or known.get(entry.ticket), SEATED)
+                ended[entry.ticket] = SEATED
+        return ended
 
-    def try_match(self, ticket: dict[str, Any]) -> str:
-        """One pass of a ticket: seated, gone, expired or waiting."""
+    def try_match(self, ticket: dict[str, Any], task_token: str) -> str:
+        """The ticket's one task: seated at once if four are waiting, else its token kept
+        on the player item for whoever ends the ticket ("waiting"); a ticket that ended
+        before its token arrived answers it here. Returns the status answered, or "waiting".
+
+        A repeated delivery keeps the same token again, or finds the ticket ended and
+        answers a token that is already answered: Step Functions refuses the second answer.
+        """
         entry = _entry(ticket)
-        player = self._players.player(entry.player_id)
-        if player.ticket == entry.ticket:
-            self.form_tables(entry.queue_key, entry.shard)
-            player = self._players.player(entry.player_id)
-        if player.ticket != entry.ticket:
-            return "seated" if player.table_id is not None else "gone"
-        if self._clock.now() >= entry.expires_at and self._expire(entry, "timeout"):
-            self._telemetry.count("tickets_expired")
-            return "expired"
-        return "waiting"
+        ended = self.form_tables(entry.queue_key, entry.shard, {entry.ticket: task_token})
+        if entry.ticket in ended:
+            return ended[entry.ticket]
+        if self._store.keep_token(entry, task_token):
+            return WAITING
+        # The player moved on with a write that could not know the token.
+        status = SEATED if self._players.player(entry.player_id).table_id is not None else GONE
+        self._send(task_token, status)
+        return status
 
-    def answer_task(self, ticket: dict[str, Any], task_token: str) -> None:
-        """Answer one pass; a task already answered or timed out needs no answer any more."""
-        status = self.try_match(ticket)
+    def abandon(self, ticket: dict[str, Any], error: str) -> None:
+        """The state machine gave up on a ticket: its task went unanswered for the queue
+        time (``TIMED_OUT``) or could not be sent. A player still waiting leaves the queue
+        and is told.
+
+        Counted ``tickets_expired`` when a waiting ticket's time was up, else
+        ``tickets_abandoned`` (alarmed on): its task was never sent, or the ticket had
+        ended without its answer (a function that died between its write and the answer,
+        a ``try_match`` never delivered). The execution succeeds either way.
+        """
+        held = self._take_out(_entry(ticket))
+        if held is not None:
+            self._replies.tell(held.player_id, QueueLeftMessage(reason="timeout").model_dump())
+        expired = held is not None and error == TIMED_OUT
+        self._telemetry.count("tickets_expired" if expired else "tickets_abandoned")
+
+    def _take_out(self, ticket: QueueTicket) -> Player | None:
+        """Take the ticket's player out of the queue: the player item as it was, with the
+        task token it held; None if the ticket had ended (a table took them, or they left)."""
+        for _ in range(FORM_ATTEMPTS):
+            player = self._players.player(ticket.player_id)
+            if player.ticket != ticket.ticket:
+                return None
+            if self._store.leave(ticket, player.task_token):
+                return player
+        raise Contended(f"the player of ticket {ticket.ticket} changed on every read")
+
+    def _drop_short(
+        self, outcome: Short, held: list[tuple[QueueTicket, Player]], known: Mapping[str, str]
+    ) -> dict[str, str]:
+        """After a formation refused for a stake: the players short of it leave the queue;
+        returns the tickets that ended so."""
+        ended: dict[str, str] = {}
+        for entry, player in held:
+            if entry.player_id in outcome.accounts and self._store.leave(entry, player.task_token):
+                message = error_message(
+                    "insufficient_balance", "your points no longer cover the stake"
+                )
+                self._replies.tell(entry.player_id, message)
+                self._answer(player.task_token or known.get(entry.ticket), GONE)
+                ended[entry.ticket] = GONE
+        return ended
+
+    def _answer(self, task_token: str | None, status: str) -> None:
+        """End the ticket's task, if its token is known (else its own ``try_match`` will)."""
+        if task_token is not None:
+            self._send(task_token, status)
+
+    def _send(self, task_token: str, status: str) -> None:
+        """A task already answered or timed out needs no answer any more."""
         late = send_task_success(self._machine, task_token, {"status": status})
         if late is not None:
             self._telemetry.info("task answered before", reason=late)
-
-    def abandon(self, ticket: dict[str, Any]) -> None:
-        """The state machine gave up on a ticket: the player leaves the queue and is told.
-
-        Counted whether or not the player still waited: the execution ends in a Succeed
-        state, so this count is the only sign that its tasks went unanswered (alarmed on).
-        """
-        self._expire(_entry(ticket), "timeout")
-        self._telemetry.count("tickets_abandoned")
-
-    def _drop_blockers(self, outcome: Outcome, entries: list[QueueTicket]) -> None:
-        """After a lost formation: stale entries go (their player moved on), players short
-        of the stake leave the queue."""
-        for entry in entries:
-            if isinstance(outcome, LostRace) and entry.player_id in outcome.players:
-                self._store.delete_entry(entry)
-            if isinstance(outcome, Short) and entry.player_id in outcome.accounts:
-                self._expire(entry, "insufficient_balance")
-
-    def _expire(self, entry: QueueTicket, reason: str) -> bool:
-        if not self._store.leave(entry):
-            return False
-        if reason == "insufficient_balance":
-            message = error_message("insufficient_balance", "your points no longer cover the stake")
-        else:
-            message = QueueLeftMessage(reason="timeout").model_dump()
-        self._replies.tell(entry.player_id, message)
-        return True

@@ -5,7 +5,11 @@ them somewhere is conditional on the player item naming none of the three
 (``Busy`` if it does), and every write that moves them on is conditional on
 where it found them (``LostRace`` if they moved). Conditions, not
 checks-then-writes, so races cannot seat anyone twice. A table forms in one
-unit of work with its players' moves and its ledger postings.
+unit of work with its players' moves and its ledger postings. The player item
+holds the ticket's task token once it arrived, and a player moves on from the
+queue only with the token they were read with: whoever moves them answers
+that token, and a token kept after they moved is refused, so its own
+``try_match`` answers it.
 
 Each write is built by a static method of its store, so each condition can be
 tested alone; the use cases call the methods that commit them, in the words of
@@ -64,6 +68,14 @@ def _moved(player_id: str) -> LostRace:
     return LostRace((player_id,))
 
 
+def _holding(ticket: QueueTicket, task_token: str | None) -> Condition:
+    """The player still holds the ticket, with the task token they were read with: whoever
+    moves them on answers that token, and one kept since refuses the move (``LostRace``:
+    read the player again to tell which)."""
+    kept = Lacks(Player.TASK_TOKEN) if task_token is None else Equals(Player.TASK_TOKEN, task_token)
+    return AllOf((Equals(Player.TICKET, ticket.ticket), kept))
+
+
 class PlayerStore:
     """Where each player is, as matchmaking reads it, and their release from a table."""
 
@@ -98,23 +110,31 @@ class QueueStore(_Writes):
         """Put a free player in the queue (``Busy`` if they are somewhere already)."""
         return self.unit().add(*self.enqueue(ticket, ttl)).commit()
 
-    def leave(self, ticket: QueueTicket) -> bool:
-        """Take the ticket's player out of the queue; False if a table took them first."""
-        return self.unit().add(*self.dequeue(ticket)).commit().ok
+    def leave(self, ticket: QueueTicket, task_token: str | None) -> bool:
+        """Take the ticket's player out of the queue, as read with ``task_token``; False if
+        they moved on or their token changed since."""
+        return self.unit().add(*self.dequeue(ticket, task_token)).commit().ok
+
+    def keep_token(self, ticket: QueueTicket, task_token: str) -> bool:
+        """Keep the ticket's task token on its player's item; False if the ticket already
+        ended (a table took them, or they left: then nobody else will answer the token)."""
+        write = self.token_kept(ticket, task_token)
+        return unless_contended(self._storage.commit([write])).ok
 
     def form_table(
         self,
-        entries: Sequence[QueueTicket],
+        entries: Sequence[tuple[QueueTicket, str | None]],
         table: TableRecord,
         formed: Outbound,
         postings: Sequence[Posting],
     ) -> Outcome:
-        """Seat the entries' players in order (the first in seat 1) at the new table, with
-        the stakes ``postings`` move as it forms: ``LostRace`` names the players who moved
-        on, ``Short`` the accounts that do not cover their stake."""
+        """Seat the entries' players in order (the first in seat 1) at the new table, each
+        as read with their task token, with the stakes ``postings`` move as it forms:
+        ``LostRace`` names the players who moved on or whose token changed, ``Short`` the
+        accounts that do not cover their stake."""
         work = self.unit()
-        for seat, entry in enumerate(entries, start=1):
-            work.add(*self.seat_from_queue(entry, table.table_id, seat))
+        for seat, (entry, task_token) in enumerate(entries, start=1):
+            work.add(*self.seat_from_queue(entry, task_token, table.table_id, seat))
         work.add(GameStore.new_table(table, [formed]), *Ledger.writes(postings, table.updated_at))
         return work.commit()
 
@@ -152,29 +172,43 @@ class QueueStore(_Writes):
         ]
 
     @staticmethod
-    def dequeue(ticket: QueueTicket) -> list[Write]:
-        """Take a player out of the queue, only if this ticket still holds them."""
+    def token_kept(ticket: QueueTicket, task_token: str) -> Update:
+        """The task token written to the player item, only while it holds the ticket."""
+        return Update(
+            "players",
+            Player.key_of(ticket.player_id),
+            set={Player.TASK_TOKEN: task_token},
+            when=Equals(Player.TICKET, ticket.ticket),
+            refusal=_moved(ticket.player_id),
+        )
+
+    @staticmethod
+    def dequeue(ticket: QueueTicket, task_token: str | None) -> list[Write]:
+        """Take a player out of the queue, only if this ticket still holds them as read."""
         return [
             Update(
                 "players",
                 Player.key_of(ticket.player_id),
                 remove=Player.QUEUED,
-                when=Equals(Player.TICKET, ticket.ticket),
+                when=_holding(ticket, task_token),
                 refusal=_moved(ticket.player_id),
             ),
             Delete("matchmaking", ticket.key),
         ]
 
     @staticmethod
-    def seat_from_queue(ticket: QueueTicket, table_id: str, seat: int) -> list[Write]:
-        """Seat a waiting player, only if this ticket still holds them; their entry goes."""
+    def seat_from_queue(
+        ticket: QueueTicket, task_token: str | None, table_id: str, seat: int
+    ) -> list[Write]:
+        """Seat a waiting player, only if this ticket still holds them as read; their entry
+        goes."""
         return [
             Update(
                 "players",
                 Player.key_of(ticket.player_id),
                 set=Player.at_table(table_id, seat),
                 remove=Player.QUEUED,
-                when=Equals(Player.TICKET, ticket.ticket),
+                when=_holding(ticket, task_token),
                 refusal=_moved(ticket.player_id),
             ),
             Delete("matchmaking", ticket.key),

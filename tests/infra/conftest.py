@@ -78,7 +78,6 @@ def synthesis(tmp_path_factory: pytest.TempPathFactory) -> Synthesis:
             turn_seconds=45,
             turn_p99_alarm_ms=800,
             queue_seconds=90,
-            poll_seconds=5,
             arena_stakes=(100, 250),
             ledger_clients=ledger_clients,
             alarm_email=ALARM_EMAIL,

@@ -59,7 +59,6 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         "apiGatewayLogsRole": "true",
         "reservedConcurrency": True,
         "queueSeconds": "90",
-        "pollSeconds": "5",
         "arenaStakes": "100,250",
     }
     config = Config.from_context(given.get)
@@ -78,7 +77,6 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         api_gateway_logs_role=True,
         reserved_concurrency=True,
         queue_seconds=90,
-        poll_seconds=5,
         arena_stakes=(100, 250),
     )
     assert not config.protect_tables and config.retain_data
@@ -145,8 +143,6 @@ def test_the_stage_throttle_is_sized_from_the_expected_peak() -> None:
         ("matchesPerDay", "0"),
         ("deletionProtection", "maybe"),
         ("queueSeconds", "5"),
-        ("pollSeconds", "0"),
-        ("pollSeconds", "61"),
         ("arenaStakes", "[]"),
         ("arenaStakes", "100,100"),
         ("arenaStakes", "100,lots"),
@@ -269,14 +265,13 @@ def test_the_matchmaking_defaults_are_the_services_own() -> None:
 
     config, settings = Config(), Settings.model_fields
     assert config.queue_seconds == settings["queue_seconds"].default
-    assert config.poll_seconds == settings["poll_seconds"].default
     assert config.arena_stakes == settings["arena_stakes"].default
 
 
 def test_only_matchmaking_uses_the_state_machine_and_only_the_ledger_api_is_external() -> None:
     starts = {k for k, s in FUNCTIONS.items() if s.starts_tickets}
     answers = {k for k, s in FUNCTIONS.items() if s.answers_tickets}
-    assert (starts, answers) == ({"matchmaking-ws"}, {"matchmaking-events"})
+    assert (starts, answers) == ({"matchmaking-ws"}, {"matchmaking-ws", "matchmaking-events"})
     assert FUNCTIONS["matchmaking-events"].queue == "matchmaking"
     assert {k for k, s in FUNCTIONS.items() if s.external_api} == {"ledger-api"}
 

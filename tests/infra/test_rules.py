@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.config import Config, ConfigError
+from infra.config import Config
 from infra.deploy_check import CheckFailed, check_rules
 from infra.rules import RECORD_SECONDS, RULES, check
 from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
@@ -96,16 +96,6 @@ def _named(kind: str, name_property: str, name: Any) -> Template:
 
 
 REGIONAL_JOIN = {"Fn::Join": ["-", ["dev-canasta-operator-read", {"Ref": "AWS::Region"}]]}
-
-
-def _matchmaking(queue_seconds: Any, poll_seconds: Any) -> Template:
-    env = {"CANASTA_QUEUE_SECONDS": queue_seconds, "CANASTA_POLL_SECONDS": poll_seconds}
-    return _template(
-        Matchmaking={
-            "Type": "AWS::Lambda::Function",
-            "Properties": {"Timeout": 10, "Environment": {"Variables": env}},
-        }
-    )
 
 
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
@@ -267,9 +257,6 @@ BREAKING: list[tuple[str, str, Template, Config]] = [
         ),
         DEV,
     ),
-    ("HISTORY", "polled every second for an hour", _matchmaking("3600", "1"), DEV),
-    ("HISTORY", "polled every 2 s for an hour", _matchmaking("3600", "2"), DEV),
-    ("HISTORY", "the seconds not numbers", _matchmaking({"Ref": "Queue"}, "10"), DEV),
 ]
 
 COMPLIANT: list[tuple[str, Template, Config]] = [
@@ -353,8 +340,6 @@ COMPLIANT: list[tuple[str, Template, Config]] = [
         DEV,
     ),
     ("a queue named without the region", _named("AWS::SQS::Queue", "QueueName", "dev-q"), DEV),
-    ("polled every 3 s for an hour", _matchmaking("3600", "3"), DEV),
-    ("the default queue and poll", _matchmaking("120", "10"), DEV),
 ]
 
 
@@ -384,12 +369,6 @@ def test_a_finding_names_its_rule_and_resource() -> None:
     (finding,) = check(_queue(DelaySeconds=901), DEV)
     assert (finding.rule, finding.resource) == ("DELAY", "Queue")
     assert str(finding).startswith("DELAY Queue: DelaySeconds 901")
-
-
-def test_a_config_whose_tickets_would_pass_the_history_limit_is_refused() -> None:
-    Config(queue_seconds=3600, poll_seconds=3)
-    with pytest.raises(ConfigError, match=r"'pollSeconds' 2.*history events"):
-        Config(queue_seconds=3600, poll_seconds=2)
 
 
 @pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)

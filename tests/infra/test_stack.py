@@ -63,7 +63,7 @@ MATCHMAKING_AND_LEDGER = {
     "ledger-api": ("services.ledger.handler.api", None, {constants.LEDGER: {GET, PUT, UPDATE}}),
 }
 """The functions of matchmaking and the ledger, written out (not derived from the specs)."""
-SETTINGS = {"dev": (120, 10, (100, 500, 1000)), "prod": (90, 5, (100, 250))}
+SETTINGS = {"dev": (120, (100, 500, 1000)), "prod": (90, (100, 250))}
 """stage → (queue seconds, poll seconds, arena stakes) as conftest configures them."""
 
 
@@ -1020,7 +1020,7 @@ def test_matchmaking_functions_know_the_state_machine_queue_and_timings(
     for name, value in plain.items():
         monkeypatch.setenv(name, value)
     settings = Settings()
-    assert (settings.queue_seconds, settings.poll_seconds, settings.arena_stakes) == SETTINGS[stage]
+    assert (settings.queue_seconds, settings.arena_stakes) == SETTINGS[stage]
 
 
 def test_only_matchmaking_functions_get_the_ticket_settings(

@@ -1,7 +1,7 @@
 """An account of its own on the shared moto server, with the state machine watched.
 
-Matchmaking tests change settings (fast polls, short queues) and must leave no
-execution running on the shared server; these helpers do both.
+Matchmaking tests change settings (short queues) and must leave no execution
+running on the shared server; these helpers do both.
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def fresh_harness(
 
 @contextmanager
 def local_harness(moto_url: str, **env: str) -> Iterator[Harness]:
-    """A fresh account with fast ticket polls, built with ``env`` (CANASTA_* settings)."""
-    with fresh_harness(moto_url, env={"CANASTA_POLL_SECONDS": "1", **env}) as harness:
+    """A fresh account built with ``env`` (CANASTA_* settings) whose tests must end every
+    ticket they open."""
+    with fresh_harness(moto_url, env=env) as harness:
         try:
             yield harness
             running = [e["name"] for e in executions(harness) if e["status"] == "RUNNING"]

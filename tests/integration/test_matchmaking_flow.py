@@ -1,11 +1,11 @@
 """Matchmaking on the real state machine (moto executes it), end to end.
 
 Each queue ticket is an execution of ``services/matchmaking/flow.py``: its
-TryMatch state sends a task to the matchmaking queue, the dispatcher hands it
-to ``services.matchmaking.handler:events``, which answers with the task token.
-Wait states wait for real, so these fixtures poll every second (the minimum).
-Every test ends with no execution still running (queued players leave), so
-nothing outlives its test on the shared moto server.
+TryMatch state sends its one task to the matchmaking queue, the dispatcher hands
+it to ``services.matchmaking.handler:events``, and the task token is answered
+when the ticket ends (seated, gone), or the task times out when the queue time
+is up (moto waits for real). Every test ends with no execution still running
+(queued players leave), so nothing outlives its test on the shared moto server.
 """
 
 from __future__ import annotations
@@ -49,30 +49,59 @@ def mm_short_queue(moto_url: str) -> Iterator[Harness]:
         yield harness
 
 
+TIMEOUT = "States.Timeout"
+
+
 def ticket_player(harness: Harness, execution_arn: str) -> str:
+    return str(execution_ticket(harness, execution_arn)["player_id"])
+
+
+def execution_ticket(harness: Harness, execution_arn: str) -> dict[str, Any]:
     described = harness.aws.client("stepfunctions").describe_execution(executionArn=execution_arn)
-    return str(json.loads(described["input"])["ticket"]["player_id"])
+    return dict(json.loads(described["input"])["ticket"])
 
 
-def final_state(harness: Harness, execution_arn: str) -> str:
-    """The name of the last state the execution entered (Seated, Gone, Expired)."""
+def ticket_of(harness: Harness, player_id: str) -> dict[str, Any]:
+    """The ticket the player's (one) execution was started with."""
+    (ticket,) = [
+        t
+        for e in executions(harness)
+        if (t := execution_ticket(harness, e["executionArn"]))["player_id"] == player_id
+    ]
+    return ticket
+
+
+def entered(harness: Harness, execution_arn: str) -> tuple[str, ...]:
+    """The states the execution entered, in order: each one a transition Step Functions bills."""
     history = harness.aws.client("stepfunctions").get_execution_history(
         executionArn=execution_arn, maxResults=1000
     )["events"]
-    entered = [
-        e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e
-    ]
-    return str(entered[-1])
+    return tuple(
+        str(e["stateEnteredEventDetails"]["name"])
+        for e in history
+        if "stateEnteredEventDetails" in e
+    )
 
 
-def outcomes(harness: Harness) -> dict[str, list[tuple[str, str]]]:
-    """player → [(execution status, final state)] for every ticket that player opened."""
-    found: dict[str, list[tuple[str, str]]] = {}
+def outcomes(harness: Harness) -> dict[str, list[tuple[str, str, tuple[str, ...]]]]:
+    """player → [(execution status, the status it ended with, the states it entered)] for
+    every ticket that player opened."""
+    sfn = harness.aws.client("stepfunctions")
+    found: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {}
     for execution in executions(harness):
         arn = execution["executionArn"]
-        state = final_state(harness, arn) if execution["status"] != "RUNNING" else "-"
-        found.setdefault(ticket_player(harness, arn), []).append((execution["status"], state))
+        output = sfn.describe_execution(executionArn=arn).get("output")
+        status = json.loads(output)["status"] if output else "-"
+        outcome = (execution["status"], status, entered(harness, arn))
+        found.setdefault(ticket_player(harness, arn), []).append(outcome)
     return found
+
+
+SEATED = ("SUCCEEDED", "seated", ("TryMatch",))
+"""A seated ticket's whole execution: one state, its task answered by the formation."""
+GONE = ("SUCCEEDED", "gone", ("TryMatch",))
+EXPIRED = ("SUCCEEDED", "abandoned", ("TryMatch", "Abandon"))
+"""The task timed out with the queue time: Catch → Abandon, which tells the player."""
 
 
 def all_executions_ended(harness: Harness) -> Callable[[], bool]:
@@ -152,6 +181,37 @@ def seated_views(harness: Harness, connections: list[str]) -> Callable[[], bool]
     return lambda: all(harness.last(c) is not None for c in connections)
 
 
+def held_tasks(harness: Harness, count: int, seconds: float = 30) -> dict[str, str]:
+    """Take the state machine's next ``count`` messages off the matchmaking queue before
+    any is delivered: player → message body."""
+    sqs, url = harness.aws.client("sqs"), harness.aws.resources.queues["matchmaking"]
+    held: dict[str, str] = {}
+    deadline = time.time() + seconds
+    while len(held) < count:
+        if time.time() > deadline:
+            raise AssertionError(f"{len(held)} of {count} task messages within {seconds} s")
+        for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+            held[json.loads(m["Body"])["ticket"]["player_id"]] = m["Body"]
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        time.sleep(0.05)
+    return held
+
+
+def deliver(harness: Harness, *bodies: str) -> None:
+    """Messages sent to the matchmaking queue (again) and delivered to its consumer."""
+    sqs, url = harness.aws.client("sqs"), harness.aws.resources.queues["matchmaking"]
+    for body in bodies:
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+    while harness.aws.dispatcher.pump_queue("matchmaking"):
+        pass
+
+
+def tokens_kept(harness: Harness) -> list[str]:
+    """The waiting players whose item holds their ticket's task token."""
+    waiting = [i["player_id"]["S"] for i in queue_entries(harness)]
+    return [p for p in waiting if "task_token" in player_item(harness, p)]
+
+
 # --- quick-start queues -----------------------------------------------------------------
 
 
@@ -185,13 +245,13 @@ def test_four_players_make_one_table_seated_in_arrival_order(mm: Harness) -> Non
         item = player_item(mm, player)
         assert item["table_id"]["S"] == table_id
         assert int(item["seat"]["N"]) == seat
-        assert not {"queue_key", "queue_sk", "ticket", "lobby"} & item.keys()
+        assert not {"queue_key", "queue_sk", "ticket", "task_token", "lobby"} & item.keys()
     table = mm.table(table_id)
     assert {s: p.player_id for s, p in table.seats.items()} == dict(enumerate(players, start=1))
     assert (table.mode.value, table.variant, table.stake) == ("one_round", "twos-meld", 0)
     assert queue_entries(mm) == []
-    # One ticket per player, each ended as Seated.
-    assert outcomes(mm) == {p: [("SUCCEEDED", "Seated")] for p in players}
+    # One ticket per player, each seated in one state transition.
+    assert outcomes(mm) == {p: [SEATED] for p in players}
 
 
 def test_eight_players_make_two_tables_and_queues_never_mix(mm: Harness) -> None:
@@ -241,8 +301,8 @@ def test_eight_players_make_two_tables_and_queues_never_mix(mm: Harness) -> None
     leave_all(mm, [conns[p] for p in waiting])
     assert queue_entries(mm) == []
     found = outcomes(mm)
-    assert {p: found[p] for p in quick} == {p: [("SUCCEEDED", "Seated")] for p in quick}
-    assert {p: found[p] for p in waiting} == {p: [("SUCCEEDED", "Gone")] for p in waiting}
+    assert {p: found[p] for p in quick} == {p: [SEATED] for p in quick}
+    assert {p: found[p] for p in waiting} == {p: [GONE] for p in waiting}
 
 
 def test_a_second_queue_while_waiting_is_refused_and_the_player_sits_once(mm: Harness) -> None:
@@ -349,6 +409,48 @@ def test_the_players_may_queue_as_soon_as_the_match_result_arrives(mm: Harness) 
     leave_all(mm, [conns[1]])
 
 
+def test_a_try_match_after_its_ticket_was_seated_answers_its_own_token(mm: Harness) -> None:
+    """z4's task is delivered before z3's: it seats z3, whose token nobody holds yet, so
+    z3's execution waits until its own try_match arrives and answers it."""
+    conns = {p: connect(mm, p) for p in ("z1", "z2", "z3", "z4")}
+    for player in ("z1", "z2"):
+        queue(mm, conns[player])
+    settle_until(mm, lambda: sorted(tokens_kept(mm)) == ["z1", "z2"])
+    queue(mm, conns["z3"])
+    queue(mm, conns["z4"])
+    held = held_tasks(mm, 2)
+
+    deliver(mm, held["z4"])
+    assert "table_id" in player_item(mm, "z3")
+    waiting = [
+        ticket_player(mm, e["executionArn"]) for e in executions(mm) if e["status"] == "RUNNING"
+    ]
+    assert waiting == ["z3"]
+    deliver(mm, held["z3"])
+    settle_until(
+        mm, lambda: seated_views(mm, list(conns.values()))() and all_executions_ended(mm)()
+    )
+    assert outcomes(mm) == {p: [SEATED] for p in conns}
+    # Delivered once more (at least once): Step Functions refuses the second answer, and
+    # the consumer takes the refusal as done (the harness fails on any failed delivery).
+    deliver(mm, held["z3"])
+    assert queue_entries(mm) == []
+    assert outcomes(mm) == {p: [SEATED] for p in conns}
+
+
+def test_a_repeated_try_match_keeps_one_token_and_answers_nothing(mm: Harness) -> None:
+    conn = connect(mm, "u1")
+    queue(mm, conn)
+    (body,) = held_tasks(mm, 1).values()
+    deliver(mm, body, body)
+    assert tokens_kept(mm) == ["u1"]
+    assert [e["status"] for e in executions(mm)] == ["RUNNING"]
+    assert of_type(mm, conn, "queue_left") == []
+    leave_all(mm, [conn])
+    assert of_type(mm, conn, "queue_left") == [{"type": "queue_left", "reason": "left"}]
+    assert outcomes(mm) == {"u1": [GONE]}
+
+
 # --- leaving ---------------------------------------------------------------------------
 
 
@@ -361,7 +463,7 @@ def test_leave_takes_the_player_out_and_ends_the_ticket(mm: Harness) -> None:
     assert queue_entries(mm) == []
     assert not {"queue_key", "queue_sk", "ticket"} & player_item(mm, "l1").keys()
     settle_until(mm, all_executions_ended(mm))
-    assert outcomes(mm) == {"l1": [("SUCCEEDED", "Gone")]}
+    assert outcomes(mm) == {"l1": [GONE]}
 
     mm.send(conn, {"action": "leave"})
     assert errors(mm, conn) == ["not_queued"]
@@ -372,7 +474,7 @@ def test_leave_takes_the_player_out_and_ends_the_ticket(mm: Harness) -> None:
     assert len(of_type(mm, conn, "queued")) == 2
     mm.send(conn, {"action": "leave"})
     settle_until(mm, all_executions_ended(mm))
-    assert outcomes(mm) == {"l1": [("SUCCEEDED", "Gone")] * 2}
+    assert outcomes(mm) == {"l1": [GONE] * 2}
 
 
 def test_a_player_who_disconnects_while_queued_leaves_the_queue(mm: Harness) -> None:
@@ -387,16 +489,24 @@ def test_a_player_who_disconnects_while_queued_leaves_the_queue(mm: Harness) -> 
     assert not {"queue_key", "queue_sk", "ticket"} & player_item(mm, "g1").keys()
     assert "queue_key" in player_item(mm, "s1")
     settle_until(mm, lambda: outcomes(mm)["g1"][0][0] == "SUCCEEDED")
-    assert outcomes(mm)["g1"] == [("SUCCEEDED", "Gone")]
+    assert outcomes(mm)["g1"] == [GONE]
     leave_all(mm, [stays])
 
 
 def test_a_lone_ticket_expires_after_the_queue_time(mm_short_queue: Harness) -> None:
+    """e1's task times out with the queue time (Catch → Abandon); the four seated meanwhile
+    outlive their queue time and are never told their ticket expired."""
     mm = mm_short_queue
     assert mm.aws.settings.queue_seconds == 10
     conn = connect(mm, "e1")
-    queue(mm, conn)
+    queue(mm, conn, mode="three_rounds")  # alone in its queue
     (queued,) = of_type(mm, conn, "queued")
+    seated = {p: connect(mm, p) for p in ("n1", "n2", "n3", "n4")}
+    for other in seated.values():
+        queue(mm, other)
+    settle_until(mm, seated_views(mm, list(seated.values())))
+    # As if n1's timeout had raced the formation that seated it: the abandon says nothing.
+    deliver(mm, json.dumps({"kind": "abandon", "ticket": ticket_of(mm, "n1"), "error": TIMEOUT}))
     settle_until(mm, lambda: mm.last(conn, "queue_left") is not None)
     # Not before the queue time was up.
     assert time.time() >= queued["expires_at"]
@@ -404,7 +514,10 @@ def test_a_lone_ticket_expires_after_the_queue_time(mm_short_queue: Harness) -> 
     assert not {"queue_key", "queue_sk", "ticket"} & player_item(mm, "e1").keys()
     assert queue_entries(mm) == []
     settle_until(mm, all_executions_ended(mm))
-    assert outcomes(mm) == {"e1": [("SUCCEEDED", "Expired")]}
+    assert outcomes(mm) == {"e1": [EXPIRED], **{p: [SEATED] for p in seated}}
+    for player, other in seated.items():
+        assert of_type(mm, other, "queue_left") == [], player
+        assert "table_id" in player_item(mm, player)
 
 
 # --- friends tables -----------------------------------------------------------------------
@@ -700,7 +813,7 @@ def test_an_arena_table_moves_every_stake_to_escrow(mm: Harness) -> None:
     for account in [*players, escrow]:
         stored, summed = book.reconcile(account)
         assert stored == summed
-    assert outcomes(mm) == {p: [("SUCCEEDED", "Seated")] for p in players}
+    assert outcomes(mm) == {p: [SEATED] for p in players}
 
 
 def drained_arena(harness: Harness) -> dict[str, str]:
@@ -746,7 +859,7 @@ def test_a_player_drained_before_the_table_forms_is_dropped(mm: Harness) -> None
         "ENTRY#welcome",
     ]
     settle_until(mm, lambda: outcomes(mm)["w3"][0][0] == "SUCCEEDED")
-    assert outcomes(mm)["w3"] == [("SUCCEEDED", "Gone")]
+    assert outcomes(mm)["w3"] == [GONE]
 
     # The three still waiting make a table with the next funded player.
     fund(mm, "w5", 100)

@@ -83,7 +83,6 @@ def _lobby(deps: dict[str, Any], storage: MemoryStorage, flood: FloodControl) ->
         clock=deps["clock"],
         telemetry=deps["telemetry"],
         queue_seconds=120,
-        poll_seconds=2,
         arena_stakes=(100,),
         max_message_bytes=deps["max_message_bytes"],
         flood=flood,

@@ -1,5 +1,5 @@
 """MatchmakingService on the in-memory storage with fakes for the pusher, the clock, the
-telemetry and Step Functions: tickets, forming tables, and each pass of a ticket."""
+telemetry and Step Functions: tickets, forming tables, and each ticket's one task."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from services.common import constants
 from services.common.events import MatchEnded, PlayerDisconnected, SeatPlayer
@@ -33,7 +34,7 @@ from services.matchmaking.forming import ENTRY_TTL
 from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
 from services.matchmaking.rematch import rematch_code
 from services.matchmaking.root import compose
-from services.matchmaking.store import LobbyStore, PlayerStore
+from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 from shared_engine import MatchMode
 from tests.services.fakes import FakeClock, RecordingPusher
 
@@ -44,18 +45,29 @@ QUICK = "one_round:twos-meld:0"
 
 
 class FakeMachine:
-    """Step Functions as the service uses it: starting tickets, answering task tokens."""
+    """Step Functions as the service uses it: starting tickets, answering task tokens. A
+    token is answered once: a second answer is refused as Step Functions refuses it."""
 
     def __init__(self) -> None:
         self.started: list[dict[str, Any]] = []
         self.answered: list[tuple[str, dict[str, Any]]] = []
+        self.refused: list[tuple[str, dict[str, Any]]] = []
 
     def start_execution(self, **kwargs: Any) -> dict[str, Any]:
         self.started.append(kwargs)
         return {"executionArn": f"{ARN}:{kwargs['name']}"}
 
     def send_task_success(self, *, taskToken: str, output: str) -> None:
-        self.answered.append((taskToken, json.loads(output)))
+        answer = (taskToken, json.loads(output))
+        if taskToken in self.answers():
+            self.refused.append(answer)
+            error = {"Error": {"Code": "TaskTimedOut", "Message": "task already closed"}}
+            raise ClientError(error, "SendTaskSuccess")  # type: ignore[arg-type]
+        self.answered.append(answer)
+
+    def answers(self) -> dict[str, str]:
+        """Each answered token's status."""
+        return {token: output["status"] for token, output in self.answered}
 
     def tickets(self) -> list[dict[str, Any]]:
         return [json.loads(call["input"])["ticket"] for call in self.started]
@@ -142,6 +154,20 @@ class World:
         return next(t for t in reversed(self.machine.tickets()) if t["player_id"] == player_id)
 
 
+def token(player: str) -> str:
+    return f"token-{player}"
+
+
+def task(w: World, player: str) -> str:
+    """The ``try_match`` of the player's latest ticket, delivered with its task token."""
+    return w.service.queues.try_match(w.ticket(player), token(player))
+
+
+def tables(ended: dict[str, str]) -> int:
+    """How many tables a formation made, from the tickets it ended."""
+    return list(ended.values()).count("seated") // 4
+
+
 @pytest.fixture
 def w(
     storage: MemoryStorage,
@@ -162,7 +188,6 @@ def w(
         clock=clock,
         telemetry=telemetry,
         queue_seconds=120,
-        poll_seconds=2,
         arena_stakes=(100, 500, 1000),
         max_message_bytes=8 * 1024,
     )
@@ -222,7 +247,7 @@ def test_queue_writes_the_entry_and_starts_a_ticket(w: World) -> None:
             "name": "P1",
             "ticket": entry.ticket,
             "expires_at": now + 120,
-            "poll_seconds": 2,
+            "wait_seconds": 120,
         }
     }
 
@@ -274,7 +299,9 @@ def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
         w.queue(p)
     w.counting.commits.clear()
 
-    assert w.service.queues.form_tables(QUICK) == 1
+    assert w.service.queues.form_tables(QUICK) == {
+        w.ticket(p)["ticket"]: "seated" for p in players[:4]
+    }
     assert len(w.counting.commits) == 1
     assert w.telemetry.metrics["tables_formed"] == 1
     table_id = w.player("p1").table_id
@@ -344,7 +371,7 @@ def test_a_pass_seats_the_four_oldest_of_its_own_shard_with_one_read(w: World) -
     (ticket,) = [t for t in w.machine.tickets() if t["player_id"] == own[-1]]
     w.counting.calls.clear()
 
-    assert w.service.queues.try_match(ticket) == "seated"
+    assert w.service.queues.try_match(ticket, "token") == "seated"
     queries = [c for c in w.counting.calls if c.startswith("QUEUE#") or c == "commit"]
     assert queries[:2] == [f"QUEUE#{QUICK}#3", "commit"]
     assert {w.player(p).seat for p in own} == {1, 2, 3, 4}
@@ -359,7 +386,7 @@ def test_a_pass_short_in_its_shard_seats_the_four_oldest_of_every_shard(w: World
         w.queue(p)
     w.counting.calls.clear()
 
-    assert w.service.queues.form_tables(QUICK, 6) == 1
+    assert tables(w.service.queues.form_tables(QUICK, 6)) == 1
     shards = [f"QUEUE#{QUICK}#{(6 + n) % QUEUE_SHARDS}" for n in range(QUEUE_SHARDS)]
     assert w.counting.calls[: QUEUE_SHARDS + 1] == [*shards, "commit"]
     seated = {p: w.player(p).seat for p in players[:4]}
@@ -373,7 +400,7 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
     for p in players:
         w.queue(p)
     w.counting.commits.clear()
-    assert w.service.queues.form_tables(QUICK) == 2
+    assert tables(w.service.queues.form_tables(QUICK)) == 2
     assert len(w.counting.commits) == 2
     first = {w.player(p).table_id for p in players[:4]}
     second = {w.player(p).table_id for p in players[4:]}
@@ -386,7 +413,7 @@ def test_eight_waiting_players_make_two_tables_and_three_make_none(w: World) -> 
         w.queue(p)
     w.queue("q4", variant="classic")  # another queue does not complete this one
     w.counting.commits.clear()
-    assert w.service.queues.form_tables(QUICK) == 0
+    assert w.service.queues.form_tables(QUICK) == {}
     assert w.counting.commits == []
     assert w.waiting() == ["q1", "q2", "q3"]
 
@@ -398,7 +425,7 @@ def _arena_table(w: World, players: list[str]) -> tuple[str, list[str]]:
         w.fund(p, 1000)
         w.queue(p, MatchMode.ARENA, 500)
     w.counting.commits.clear()
-    assert w.service.queues.form_tables("arena:twos-meld:500") == 1
+    assert tables(w.service.queues.form_tables("arena:twos-meld:500")) == 1
     (writes,) = w.counting.commits
     table_id = w.player(players[0]).table_id
     assert table_id is not None
@@ -436,10 +463,14 @@ def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) ->
     for p in players:
         w.fund(p, 100)
         w.queue(p, MatchMode.ARENA, 100)
+        if p != "p4":
+            assert task(w, p) == "waiting"
     w.ledger.book([Posting("p2", "external:spent", "external", points=-1)], 0.0)
 
-    assert w.service.queues.form_tables("arena:twos-meld:100") == 0
+    # p4's try_match: the formation it tries drops p2 and ends p2's ticket (its kept token).
+    assert task(w, "p4") == "waiting"
     assert w.codes("p2") == ["insufficient_balance"]
+    assert w.machine.answers() == {token("p2"): "gone"}
     dropped = w.player("p2")
     assert (dropped.queue_key, dropped.ticket, dropped.table_id) == (None, None, None)
     assert w.waiting("arena:twos-meld:100") == ["p1", "p3", "p4"]
@@ -450,7 +481,9 @@ def test_a_player_short_of_the_stake_is_dropped_and_the_others_wait(w: World) ->
     w.online("p5")
     w.fund("p5", 100)
     w.queue("p5", MatchMode.ARENA, 100)
-    assert w.service.queues.form_tables("arena:twos-meld:100") == 1
+    assert task(w, "p5") == "seated"
+    seated = {token(p): "seated" for p in ("p1", "p3", "p4", "p5")}
+    assert w.machine.answers() == {token("p2"): "gone", **seated}
     table = w.store.get_table(str(w.player("p5").table_id))
     assert table is not None
     assert [p.player_id for _, p in sorted(table.seats.items())] == ["p1", "p3", "p4", "p5"]
@@ -464,99 +497,189 @@ def test_a_stale_entry_is_removed_and_does_not_block_the_queue(w: World) -> None
         w.queue(p)
     lost = Update("players", Player.key_of("p2"), remove=("queue_key", "queue_sk", "ticket"))
     w.storage.commit([lost])
-    assert w.service.queues.form_tables(QUICK) == 1
+    assert tables(w.service.queues.form_tables(QUICK)) == 1
     assert w.player("p2").table_id is None
     assert [p for p in players if w.player(p).table_id is not None] == ["p1", "p3", "p4", "p5"]
     assert w.entries() == []
 
 
-# --- one pass of a ticket ---------------------------------------------------------------------
+# --- a ticket's one task -------------------------------------------------------------------
 
 
-def test_try_match_waiting_then_expired(w: World) -> None:
+def test_a_lone_ticket_keeps_its_token_on_its_player_and_nobody_answers_it(w: World) -> None:
     w.online("p1")
     w.queue("p1")
-    ticket = w.ticket("p1")
-    assert w.service.queues.try_match(ticket) == "waiting"
-    w.clock.advance(119.9)
-    assert w.service.queues.try_match(ticket) == "waiting"
-    w.clock.advance(0.1)
-    assert w.service.queues.try_match(ticket) == "expired"
-    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
-    expired = w.player("p1")
-    assert (expired.queue_key, expired.queue_sk, expired.ticket) == (None, None, None)
+    assert task(w, "p1") == "waiting"
+    assert w.player("p1").task_token == token("p1")
+    w.clock.advance(500)  # nothing polls: the state machine's timeout is the only clock
+    # A repeated delivery (SQS delivers at least once) changes nothing.
+    assert task(w, "p1") == "waiting"
+    assert w.player("p1").task_token == token("p1")
+    assert w.machine.answered == w.machine.refused == []
+    assert w.pusher.to("c-p1", "queue_left") == []
+
+
+def test_the_fourth_ticket_seats_the_four_and_answers_each_task_once(w: World) -> None:
+    """A seated ticket's execution is its one task: the three tokens kept with their
+    entries and the fourth's own, each answered seated by the write that seated them."""
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    answered = []
+    for p in players:
+        w.queue(p)
+        w.clock.advance(200)  # seating wins over a queue time that is up: the timeout decides
+        answered.append(task(w, p))
+    assert answered == ["waiting"] * 3 + ["seated"]
+    assert w.machine.answers() == {token(p): "seated" for p in players}
+    assert len(w.machine.answered) == 4
+    assert w.machine.refused == []
+    assert len({w.player(p).table_id for p in players} - {None}) == 1
     assert w.entries() == []
-    assert w.telemetry.metrics["tickets_expired"] == 1
-    # The next pass finds the ticket gone.
-    assert w.service.queues.try_match(ticket) == "gone"
 
 
-def test_try_match_seats_the_four_and_says_so_to_each(w: World) -> None:
+def test_a_try_match_after_its_ticket_was_seated_answers_its_own_token(w: World) -> None:
+    """The fourth's try_match seats p3, whose own try_match has not arrived: nobody holds
+    p3's token, so p3's try_match answers it when it comes, and brings no entry back."""
     players = ["p1", "p2", "p3", "p4"]
     w.online(*players)
+    answered = []
     for p in players:
         w.queue(p)
-    assert [w.service.queues.try_match(w.ticket(p)) for p in players] == ["seated"] * 4
-    tables = {w.player(p).table_id for p in players}
-    assert len(tables) == 1 and None not in tables
+        if p != "p3":
+            answered.append(task(w, p))
+    assert answered == ["waiting", "waiting", "seated"]
+    assert w.machine.answers() == {token(p): "seated" for p in ("p1", "p2", "p4")}
+    assert w.player("p3").table_id is not None
+
+    assert task(w, "p3") == "seated"
+    assert w.machine.answers()[token("p3")] == "seated"
+    assert w.player("p3").task_token is None, "kept on a player the ticket no longer holds"
+    # Delivered again: the second answer is refused, and it says the same.
+    assert task(w, "p3") == "seated"
+    assert w.machine.refused == [(token("p3"), {"status": "seated"})]
+    assert w.entries() == []
 
 
-def test_seating_wins_over_expiry(w: World) -> None:
+def test_a_token_kept_while_the_formation_read_is_answered_by_it(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """p3's try_match keeps its token after the fourth's formation read p3's player: that
+    write is refused (the player is not as read), and the next read answers p3's token."""
     players = ["p1", "p2", "p3", "p4"]
     w.online(*players)
-    for p in players:
+    for p in ("p1", "p2"):
         w.queue(p)
-    w.clock.advance(500)
-    assert w.service.queues.try_match(w.ticket("p1")) == "seated"
-    assert all(w.player(p).table_id is not None for p in players)
+        assert task(w, p) == "waiting"
+    w.queue("p3")
+    w.queue("p4")
+    (late,) = [e for e in w.entries() if e.player_id == "p3"]
+    original = QueueStore.form_table
+    kept: list[bool] = []
+
+    def racing(self: QueueStore, *args: Any) -> Outcome:
+        if not kept:
+            kept.append(QueueStore(w.storage).keep_token(late, token("p3")))
+        return original(self, *args)
+
+    monkeypatch.setattr(QueueStore, "form_table", racing)
+    assert task(w, "p4") == "seated"
+    assert kept == [True]
+    assert w.machine.answers() == {token(p): "seated" for p in players}
 
 
-def test_try_match_of_a_ticket_the_player_no_longer_holds_is_gone(w: World) -> None:
+def test_leave_ends_the_ticket_and_answers_its_task_gone(w: World) -> None:
+    w.online("p1", "p2")
+    w.queue("p1")
+    w.queue("p2")
+    assert [task(w, p) for p in ("p1", "p2")] == ["waiting"] * 2
+    w.service.leave("p1", "c-p1")
+    w.service.player_disconnected(PlayerDisconnected(player_id="p2", connection_id="c-p2"))
+    assert w.machine.answers() == {token("p1"): "gone", token("p2"): "gone"}
+    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "left"}]
+    assert w.entries() == []
+    w.service.leave("p1", "c-p1")
+    assert w.codes("p1") == ["not_queued"]
+    assert len(w.machine.answered) == 2
+
+
+def test_a_ticket_left_before_its_token_arrived_answers_it_gone(w: World) -> None:
     w.online("p1")
     w.queue("p1")
     first = w.ticket("p1")
     w.service.leave("p1", "c-p1")
-    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "left"}]
-    assert w.service.queues.try_match(first) == "gone"
-    # Queued again with a new ticket: the old one is still gone, even once expired.
+    assert w.machine.answered == []
+    assert task(w, "p1") == "gone"
+    assert w.machine.answers() == {token("p1"): "gone"}
+    # Queued again with a new ticket: the old one's late delivery is still gone.
     w.queue("p1")
-    second = w.ticket("p1")
-    assert second["ticket"] != first["ticket"]
-    w.clock.advance(1000)
-    assert w.service.queues.try_match(first) == "gone"
-    assert w.player("p1").queue_key is not None
-    assert w.service.queues.try_match(second) == "expired"
+    assert w.ticket("p1")["ticket"] != first["ticket"]
+    assert w.service.queues.try_match(first, "token-old") == "gone"
+    assert task(w, "p1") == "waiting"
+    assert w.waiting() == ["p1"]
 
 
-def test_an_abandoned_ticket_leaves_the_queue_tells_the_player_and_is_counted(w: World) -> None:
-    """Its execution succeeds (Catch → Abandon → Expired): only the count shows the failure."""
+def test_a_token_kept_while_leave_read_is_answered_by_the_leave(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w.online("p1")
+    w.queue("p1")
+    (read,) = w.entries()
+    original = QueueStore.leave
+    kept: list[bool] = []
+
+    def racing(self: QueueStore, ticket: QueueTicket, task_token: str | None) -> bool:
+        if not kept:
+            kept.append(QueueStore(w.storage).keep_token(read, token("p1")))
+        return original(self, ticket, task_token)
+
+    monkeypatch.setattr(QueueStore, "leave", racing)
+    w.service.leave("p1", "c-p1")
+    assert kept == [True]
+    assert w.machine.answers() == {token("p1"): "gone"}
+    assert w.entries() == []
+
+
+def test_a_ticket_whose_time_is_up_leaves_the_queue_and_the_player_is_told(w: World) -> None:
+    """The task's timeout (the ticket's wait_seconds) → Catch → Abandon: the message the
+    state machine sends then takes the waiting player out."""
     w.online("p1", "p2")
     w.queue("p1")
     w.queue("p2")
-    w.service.queues.abandon(w.ticket("p1"))
+    assert task(w, "p1") == "waiting"
+    w.service.queues.abandon(w.ticket("p1"), "States.Timeout")
     assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
-    abandoned = w.player("p1")
-    assert (abandoned.queue_key, abandoned.queue_sk, abandoned.ticket) == (None, None, None)
+    expired = w.player("p1")
+    assert (expired.queue_key, expired.queue_sk, expired.ticket) == (None, None, None)
     assert w.waiting() == ["p2"]
+    assert w.telemetry.metrics["tickets_expired"] == 1
+    assert "tickets_abandoned" not in w.telemetry.metrics
+    assert w.machine.answered == [], "a timed-out task needs no answer"
+
+
+def test_a_seated_player_is_never_told_their_ticket_expired(w: World) -> None:
+    """The timeout raced the formation that seated p1: the abandon that follows finds the
+    ticket ended, says nothing and counts the unanswered task."""
+    players = ["p1", "p2", "p3", "p4"]
+    w.online(*players)
+    for p in players:
+        w.queue(p)
+    assert task(w, "p4") == "seated"
+    w.pusher.clear()
+    w.service.queues.abandon(w.ticket("p1"), "States.Timeout")
+    assert w.pusher.sent == []
+    assert w.player("p1").table_id is not None
     assert w.telemetry.metrics["tickets_abandoned"] == 1
     assert "tickets_expired" not in w.telemetry.metrics
-    # A ticket given up on after its player left is still a ticket whose tasks went unanswered.
-    w.service.leave("p2", "c-p2")
-    w.service.queues.abandon(w.ticket("p2"))
-    assert w.telemetry.metrics["tickets_abandoned"] == 2
-    assert w.pusher.to("c-p2", "queue_left") == [{"type": "queue_left", "reason": "left"}]
 
 
-def test_answer_task_returns_the_status_with_the_token(w: World) -> None:
+def test_a_ticket_whose_task_could_not_be_sent_is_taken_out_and_counted(w: World) -> None:
     w.online("p1")
     w.queue("p1")
-    w.service.queues.answer_task(w.ticket("p1"), "token-1")
-    w.service.leave("p1", "c-p1")
-    w.service.queues.answer_task(w.ticket("p1"), "token-2")
-    assert w.machine.answered == [
-        ("token-1", {"status": "waiting"}),
-        ("token-2", {"status": "gone"}),
-    ]
+    w.service.queues.abandon(w.ticket("p1"), "States.TaskFailed")
+    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
+    assert w.entries() == []
+    assert w.telemetry.metrics["tickets_abandoned"] == 1
+    assert "tickets_expired" not in w.telemetry.metrics
 
 
 # --- events ------------------------------------------------------------------------------------

@@ -427,11 +427,34 @@ def test_a_player_leaves_the_queue_only_with_the_ticket_that_holds_them(
     players: PlayerStore, queues: QueueStore
 ) -> None:
     assert commit(queues, *queues.enqueue(ticket(ticket_id="t-2"), 60)).ok
-    assert commit(queues, *queues.dequeue(ticket(ticket_id="t-1"))) == LostRace(("p1",))
-    seated = queues.seat_from_queue(ticket(ticket_id="t-1"), "tb", 1)
+    assert commit(queues, *queues.dequeue(ticket(ticket_id="t-1"), None)) == LostRace(("p1",))
+    seated = queues.seat_from_queue(ticket(ticket_id="t-1"), None, "tb", 1)
     assert commit(queues, *seated) == LostRace(("p1",))
     assert players.player("p1").ticket == "t-2"
     assert [t.ticket for t in queues.waiting("one_round:twos-meld:0", 4)] == ["t-2"]
+
+
+def test_a_player_leaves_the_queue_only_with_the_task_token_they_were_read_with(
+    players: PlayerStore, queues: QueueStore
+) -> None:
+    """Whoever moves the player on answers the token it read: one kept since must refuse."""
+    assert commit(queues, *queues.enqueue(ticket(), 60)).ok
+    assert players.player("p1").task_token is None
+    assert queues.keep_token(ticket(), "token-1")
+    assert commit(queues, *queues.dequeue(ticket(), None)) == LostRace(("p1",))
+    assert commit(queues, *queues.seat_from_queue(ticket(), None, "tb", 1)) == LostRace(("p1",))
+    assert commit(queues, *queues.dequeue(ticket(), "token-2")) == LostRace(("p1",))
+    assert players.player("p1").task_token == "token-1"
+    assert commit(queues, *queues.dequeue(ticket(), "token-1")).ok
+    assert players.player("p1").task_token is None, "the token goes with the ticket"
+
+
+def test_a_token_is_kept_only_while_the_player_holds_the_ticket(
+    players: PlayerStore, queues: QueueStore
+) -> None:
+    assert commit(queues, *queues.enqueue(ticket(ticket_id="t-2"), 60)).ok
+    assert not queues.keep_token(ticket(ticket_id="t-1"), "token-1")
+    assert players.player("p1").task_token is None
 
 
 def test_a_lobby_seats_its_own_members_only(players: PlayerStore, lobbies: LobbyStore) -> None:

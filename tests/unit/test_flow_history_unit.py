@@ -1,5 +1,5 @@
 """The matchmaking ticket's worst-case history, counted from the state machine's definition:
-the HISTORY deploy rule and the Config's bound rest on this count."""
+a ticket's execution must stay under Step Functions' 25,000 events however long it waits."""
 
 from __future__ import annotations
 
@@ -10,60 +10,23 @@ from typing import Any
 import pytest
 
 from services.matchmaking import flow
-from services.matchmaking.flow import HISTORY_LIMIT, history_events
+from services.matchmaking.flow import HISTORY_LIMIT, Loops, history_events
 
 pytestmark = pytest.mark.unit
 
-PASS = 14 + 2 + 2
-"""TryMatch (entered, exited, 3 attempts of scheduled, started, submitted, ended), Outcome
-and Wait (entered, exited)."""
-LAST = 14 + 6 + 2
-"""TryMatch failing every attempt, Abandon (one attempt), Expired."""
+TRY_MATCH = 2 + 3 * 4
+"""TryMatch entered and exited, 3 attempts of scheduled, started, submitted and ended."""
+ABANDON = 2 + 3 * 4
+"""Abandon, every attempt of its send failing but the last."""
 
 
-@pytest.mark.parametrize(
-    ("queue_seconds", "poll_seconds", "passes"),
-    [(120, 10, 13), (125, 10, 14), (90, 5, 19), (10, 60, 2), (3600, 1, 3601)],
-)
-def test_a_ticket_counts_every_pass_until_expiry_and_the_longest_way_out(
-    queue_seconds: int, poll_seconds: int, passes: int
-) -> None:
-    expected = 2 + (passes - 1) * PASS + LAST
-    assert history_events(queue_seconds, poll_seconds) == expected
+def test_a_ticket_records_the_longest_way_out_whatever_its_wait() -> None:
+    """No state is passed twice: TryMatch failing every attempt, then Abandon's attempts."""
+    assert history_events() == 2 + TRY_MATCH + ABANDON
+    assert history_events() < HISTORY_LIMIT
 
 
-def test_the_bounds_of_the_settings_reach_past_the_limit() -> None:
-    assert history_events(3600, 3) < HISTORY_LIMIT <= history_events(3600, 2)
-
-
-def _through_a_pass_state(states: dict[str, Any]) -> None:
-    states["Wait"]["Next"] = "Again"
-    states["Again"] = {"Type": "Pass", "Next": "TryMatch"}
-
-
-def _one_more_retry(states: dict[str, Any]) -> None:
-    states["TryMatch"]["Retry"][0]["MaxAttempts"] += 1
-
-
-def _a_longer_abandon(states: dict[str, Any]) -> None:
-    states["Abandon"]["Next"] = "Told"
-    states["Told"] = {"Type": "Pass", "Next": "Expired"}
-
-
-@pytest.mark.parametrize(
-    ("change", "more"),
-    [
-        pytest.param(
-            _through_a_pass_state, 12 * 2, id="a state in the loop: every pass but the last"
-        ),
-        pytest.param(_one_more_retry, 13 * 4, id="a retry more: every pass and the way out"),
-        pytest.param(_a_longer_abandon, 2, id="a longer way out: once"),
-    ],
-)
-def test_a_change_to_the_definition_changes_the_count(
-    monkeypatch: pytest.MonkeyPatch, change: Callable[[dict[str, Any]], None], more: int
-) -> None:
-    before = history_events(120, 10)
+def _changed(monkeypatch: pytest.MonkeyPatch, change: Callable[[dict[str, Any]], None]) -> None:
     original = flow.definition
 
     def changed(queue_url: str, partition: str = "aws") -> dict[str, Any]:
@@ -72,4 +35,42 @@ def test_a_change_to_the_definition_changes_the_count(
         return states
 
     monkeypatch.setattr(flow, "definition", changed)
-    assert history_events(120, 10) == before + more
+
+
+def _one_more_retry(states: dict[str, Any]) -> None:
+    states["TryMatch"]["Retry"][0]["MaxAttempts"] += 1
+
+
+def _a_longer_abandon(states: dict[str, Any]) -> None:
+    del states["Abandon"]["End"]
+    states["Abandon"]["Next"] = "Told"
+    states["Told"] = {"Type": "Pass", "End": True}
+
+
+@pytest.mark.parametrize(
+    ("change", "more"),
+    [
+        pytest.param(_one_more_retry, 4, id="a retry more: one attempt's four events"),
+        pytest.param(_a_longer_abandon, 2, id="a longer way out: its state's two"),
+    ],
+)
+def test_a_change_to_the_definition_changes_the_count(
+    monkeypatch: pytest.MonkeyPatch, change: Callable[[dict[str, Any]], None], more: int
+) -> None:
+    before = history_events()
+    _changed(monkeypatch, change)
+    assert history_events() == before + more
+
+
+def test_a_definition_that_loops_has_no_bound() -> None:
+    """A loop back to TryMatch (a ticket that polls) makes the count depend on the wait."""
+
+    def polls(states: dict[str, Any]) -> None:
+        del states["TryMatch"]["End"]
+        states["TryMatch"]["Next"] = "Wait"
+        states["Wait"] = {"Type": "Wait", "Seconds": 10, "Next": "TryMatch"}
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _changed(monkeypatch, polls)
+        with pytest.raises(Loops, match="TryMatch -> Wait -> TryMatch"):
+            history_events()
