@@ -447,6 +447,9 @@ async def start_stack(turn_seconds: int, poll: float) -> Stack:
 
     async def close() -> None:
         stop.set()
+        # The dispatcher's pass in flight finishes before the embedded AWS stops: one cut
+        # off mid-pass fails against a closed port and reads as a failed delivery.
+        await asyncio.to_thread(pump.join, 60)
         await runner.cleanup()
         gateway.close()
         aws.close()
