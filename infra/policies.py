@@ -75,8 +75,9 @@ class Grant:
 EVENT_SOURCE = "events:source"
 EVENT_DETAIL_TYPE = "events:detail-type"
 """The condition keys of each entry of a PutEvents call."""
-TASK_RESPONSE = ("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat")
-"""What CDK's ``grant_task_response`` grants; the service answers with success only."""
+TASK_ANSWER = ("states:SendTaskSuccess",)
+"""A ticket's task is answered with success only (seated, gone): never a failure, and no
+heartbeat (the task's timeout is the ticket's queue time)."""
 
 
 def grants(spec: FunctionSpec) -> list[Grant]:
@@ -98,7 +99,7 @@ def grants(spec: FunctionSpec) -> list[Grant]:
     if spec.starts_tickets:
         found.append(Grant(("states:StartExecution",), Resource(Kind.STATE_MACHINE)))
     if spec.answers_tickets:
-        found.append(Grant(TASK_RESPONSE, Resource(Kind.STATE_MACHINE)))
+        found.append(Grant(TASK_ANSWER, Resource(Kind.STATE_MACHINE)))
     if spec.pushes:
         found.append(Grant(("execute-api:ManageConnections",), Resource(Kind.CONNECTIONS)))
     if spec.closes_connections:

@@ -885,12 +885,11 @@ def test_the_matchmaking_and_ledger_functions_touch_only_what_their_code_uses(
     expected_other = {
         "matchmaking-ws": {
             ("states:StartExecution",): machine,
+            ("states:SendTaskSuccess",): machine,
             ("execute-api:ManageConnections",): None,
         },
         "matchmaking-events": {
-            ("states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"): (
-                machine
-            ),
+            ("states:SendTaskSuccess",): machine,
             ("execute-api:ManageConnections",): None,
         },
         "ledger-events": {("events:PutEvents",): bus},
@@ -932,12 +931,8 @@ def test_only_matchmaking_starts_and_answers_tickets(template: dict[str, Any], s
             if a.startswith("states:")
         }
         expected = {
-            "matchmaking-ws": {"states:StartExecution"},
-            "matchmaking-events": {
-                "states:SendTaskSuccess",
-                "states:SendTaskFailure",
-                "states:SendTaskHeartbeat",
-            },
+            "matchmaking-ws": {"states:StartExecution", "states:SendTaskSuccess"},
+            "matchmaking-events": {"states:SendTaskSuccess"},
         }.get(key, set())
         assert states == expected, key
 
