@@ -49,7 +49,9 @@ class AbandonTask(BaseModel):
 
     kind: str
     ticket: dict[str, Any]
-    error: str
+    error: str = "States.Timeout"
+    """An execution started with the previous definition (it polled) sends none: it gives
+    up after its passes went unanswered, and its player must still leave the queue."""
 
 
 def _try_match(body: dict[str, Any]) -> None:

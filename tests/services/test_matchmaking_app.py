@@ -62,7 +62,7 @@ class FakeMachine:
         if taskToken in self.answers():
             self.refused.append(answer)
             error = {"Error": {"Code": "TaskTimedOut", "Message": "task already closed"}}
-            raise ClientError(error, "SendTaskSuccess")  # type: ignore[arg-type]
+            raise ClientError(error, "SendTaskSuccess")
         self.answered.append(answer)
 
     def answers(self) -> dict[str, str]:
@@ -670,6 +670,21 @@ def test_a_seated_player_is_never_told_their_ticket_expired(w: World) -> None:
     assert w.player("p1").table_id is not None
     assert w.telemetry.metrics["tickets_abandoned"] == 1
     assert "tickets_expired" not in w.telemetry.metrics
+
+
+def test_an_abandon_from_a_ticket_of_the_polling_definition_still_takes_the_player_out(
+    w: World,
+) -> None:
+    """Executions started before the deploy run the definition they started with, whose
+    abandon names no error: their players must not stay queued."""
+    from services.matchmaking.handler import AbandonTask
+
+    w.online("p1")
+    w.queue("p1")
+    old = AbandonTask.model_validate({"kind": "abandon", "ticket": w.ticket("p1")})
+    w.service.queues.abandon(old.ticket, old.error)
+    assert w.pusher.to("c-p1", "queue_left") == [{"type": "queue_left", "reason": "timeout"}]
+    assert w.entries() == []
 
 
 def test_a_ticket_whose_task_could_not_be_sent_is_taken_out_and_counted(w: World) -> None:
