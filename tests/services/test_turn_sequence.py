@@ -9,6 +9,7 @@ the hands stay as they were, and the error names the first refused move by its p
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -45,15 +46,29 @@ def _table_state(store: GameStore) -> tuple[int, RoundState]:
     return table.version, unpack(table.state)
 
 
+@dataclass(frozen=True)
+class Melding:
+    """The table as the seat to play may meld: its version and state, the seat, the seat's
+    first legal meld and a discard legal after it."""
+
+    version: int
+    state: RoundState
+    seat: int
+    meld: dict[str, Any]
+    discard: dict[str, Any]
+
+    def parts(self) -> tuple[int, RoundState, int, dict[str, Any], dict[str, Any]]:
+        return self.version, self.state, self.seat, self.meld, self.discard
+
+
 @pytest.fixture
-def melding(turn: TurnService, store: GameStore, dealt: RoundState) -> tuple[int, RoundState]:
-    """The table played through the service until a seat has drawn and may meld (the
-    version and state then): the seat to play is in its play phase."""
+def melding(turn: TurnService, store: GameStore, dealt: RoundState) -> Melding:
+    """The table played through the service until a seat has drawn and may meld."""
     for _ in range(40):
         version, state = _table_state(store)
         view = player_view(state, state.turn)
         if view.phase == "play" and any(a["type"] == "meld" for a in view.legal_actions):
-            return version, state
+            return Melding(version, state, state.turn, *_meld_and_discard(state))
         move = action_to_wire(greedy_policy(state, state.turn))
         turn.play(f"p{state.turn}", f"c{state.turn}", _sequence(version, move))
     raise AssertionError("no seat came to meld")
@@ -80,11 +95,9 @@ def test_a_turns_melds_and_discard_are_one_write_one_answer_one_push_turn_1(
     store: GameStore,
     pusher: RecordingPusher,
     telemetry: RecordingTelemetry,
-    melding: tuple[int, RoundState],
+    melding: Melding,
 ) -> None:
-    version, state = melding
-    seat = state.turn
-    meld, discard = _meld_and_discard(state)
+    version, state, seat, meld, discard = melding.parts()
     pusher.clear()
     applied_before = telemetry.metrics["actions_applied"]
 
@@ -123,14 +136,12 @@ def test_a_refused_move_of_the_sequence_changes_nothing_and_is_named_meld_5(
     turn: TurnService,
     store: GameStore,
     pusher: RecordingPusher,
-    melding: tuple[int, RoundState],
+    melding: Melding,
     refused: str,
 ) -> None:
     """MELD-5: the meld's tiles left the hand, so a move after it that uses them again is
     refused, and with it the meld before it: nothing of the message is applied."""
-    version, state = melding
-    seat = state.turn
-    meld, discard = _meld_and_discard(state)
+    version, state, seat, meld, discard = melding.parts()
     then = [meld, discard] if refused == "the meld again" else [_melded_tile_discarded(state, meld)]
     after_meld = apply(state, seat, parse_action(meld))[0]
     with pytest.raises(EngineError) as engine:
@@ -151,12 +162,10 @@ def test_a_sequence_from_another_seat_or_an_old_version_changes_nothing_turn_1(
     turn: TurnService,
     store: GameStore,
     pusher: RecordingPusher,
-    melding: tuple[int, RoundState],
+    melding: Melding,
 ) -> None:
-    version, state = melding
-    seat = state.turn
+    version, _, seat, meld, discard = melding.parts()
     other = seat % 4 + 1
-    meld, discard = _meld_and_discard(state)
     before = snapshot(store, "t1")
     pusher.clear()
 
@@ -183,13 +192,11 @@ def test_what_cannot_be_one_turn_is_refused_malformed_before_the_table_is_read_t
     turn: TurnService,
     store: GameStore,
     pusher: RecordingPusher,
-    melding: tuple[int, RoundState],
+    melding: Melding,
     then: list[dict[str, Any]],
 ) -> None:
     """TURN-1: the discard ends the turn and the draw begins it; JOKER-1's button is a draw."""
-    version, state = melding
-    seat = state.turn
-    meld, _ = _meld_and_discard(state)
+    version, seat, meld = melding.version, melding.seat, melding.meld
     body = {"action": "play", "table_id": "t1", "version": version, "move": meld, "then": then}
     before = snapshot(store, "t1")
     pusher.clear()
@@ -202,17 +209,15 @@ def test_what_cannot_be_one_turn_is_refused_malformed_before_the_table_is_read_t
 
 def test_a_sequence_written_and_re_sent_is_followed_through_once_never_applied_again(
     *,
+    melding: Melding,
     turn: TurnService,
     store: GameStore,
     pusher: RecordingPusher,
     telemetry: RecordingTelemetry,
-    melding: tuple[int, RoundState],
 ) -> None:
     """The re-sent message finds its moves at the logged turn's end: what follows the write
     runs once; the moves are not played again (the table stays at the write's version)."""
-    version, state = melding
-    seat = state.turn
-    meld, discard = _meld_and_discard(state)
+    version, _, seat, meld, discard = melding.parts()
     sequence = _sequence(version, meld, discard)
     _write_and_lose_the_answer(turn, sequence, seat)
     written = store.get_table("t1")
@@ -236,13 +241,11 @@ def test_another_sequence_ending_in_the_written_discard_repairs_nothing(
     turn: TurnService,
     pusher: RecordingPusher,
     telemetry: RecordingTelemetry,
-    melding: tuple[int, RoundState],
+    melding: Melding,
 ) -> None:
     """Only the written moves, all of them, are the lost message: the same discard after
     another meld is an old message of another kind, answered ``stale_version`` alone."""
-    version, state = melding
-    seat = state.turn
-    meld, discard = _meld_and_discard(state)
+    version, state, seat, meld, discard = melding.parts()
     _write_and_lose_the_answer(turn, _sequence(version, meld, discard), seat)
     pusher.clear()
     legal = player_view(state, seat).legal_actions
