@@ -400,8 +400,7 @@ class Match:
         import services.matchmaking.handler as matchmaking
         import services.turn.handler as turn
         from services.common.auth import Identity
-        from shared_engine import action_to_wire, unpack
-        from shared_engine.bots import heuristic_policy
+        from shared_engine import unpack
 
         platform = self.platform
         platform.counts = PlatformCounts()
@@ -473,15 +472,21 @@ class Match:
                 raise RuntimeError(f"round {table.round} is over but was not scored or dealt")
             seat = state.turn
             player_id = table.seats[seat].player_id
-            move = action_to_wire(heuristic_policy(state, seat))
+            move, *then = person_moves(state, seat)
             self._client_message(
                 turn.websocket,
                 "turn.websocket",
                 player_id,
-                {"action": "play", "table_id": table_id, "version": table.version, "move": move},
-                kind=f"play:{move['type']}",
+                {
+                    "action": "play",
+                    "table_id": table_id,
+                    "version": table.version,
+                    "move": move,
+                    **({"then": then} if then else {}),
+                },
+                kind=f"play:{(then or [move])[-1]['type']}",
             )
-            actions += 1
+            actions += 1 + len(then)
             platform.settle()
             fresh = self.games.get_table(table_id)
             assert fresh is not None
@@ -562,6 +567,25 @@ class Match:
         if player is None or player.table_id is None:
             raise RuntimeError(f"{player_id} was not seated: {self.platform.errors}")
         return player.table_id
+
+
+def person_moves(state: Any, seat: int) -> list[dict[str, object]]:
+    """What a person sends in one ``play``, as the web client does: a draw (or pickup) alone;
+    in the play phase, the melds the heuristic lays and the discard that ends the turn
+    (``move`` then ``then``), at most the protocol's bound of them."""
+    from services.common.protocol import MAX_THEN
+    from shared_engine import action_to_wire, apply
+    from shared_engine.actions import Meld
+    from shared_engine.bots import heuristic_policy
+
+    moves: list[dict[str, object]] = []
+    while len(moves) <= MAX_THEN:
+        action = heuristic_policy(state, seat)
+        moves.append(action_to_wire(action))
+        if not isinstance(action, Meld):
+            break
+        state = apply(state, seat, action)[0]
+    return moves
 
 
 def play_matches(

@@ -120,12 +120,14 @@ function send(message) {
   return false;
 }
 
+/** Sends a move; a discard takes the turn's staged melds with it, in the same message. */
 function play(move, used = []) {
   if (!state.view || state.busy) return;
-  const message = S.startMove(state, move, used);
+  const message = move.type === "discard" ? S.startDiscard(state, move, used) : S.startMove(state, move, used);
   if (!send(message)) {
     state.busy = false;
     state.used = null;
+    state.committing = false;
     return;
   }
   clearTimeout(busyTimer);
@@ -150,6 +152,14 @@ function playBuilt(built) {
     };
     dialog.showModal();
   } else play(built.move, built.used);
+}
+
+/** Melds are laid out on the table, not sent: the discard sends them (`play`). */
+function stage(staged) {
+  if (staged.hint) showError(t(staged.hint));
+  else hideError();
+  renderMelds(state, table);
+  renderHandArea(state, conn.status(), table);
 }
 
 /** The rules in the player's language (the text comes from the translation tables). */
@@ -180,7 +190,7 @@ const table = {
   },
   meld(rank) {
     if (state.selected.size && S.moveOptions(state).on.meld) {
-      playBuilt(S.meldMove(state, rank));
+      stage(S.stageMeld(state, rank));
       return;
     }
     S.toggleTarget(state, rank);
@@ -188,7 +198,8 @@ const table = {
     renderHandArea(state, conn.status(), table);
   },
   suggestion(action) {
-    play(action);
+    if (action.type === "meld") stage(S.stageSuggestion(state, action));
+    else play(action);
   },
   say(phrase) {
     send(S.sayMessage(state, phrase));
@@ -443,7 +454,11 @@ function bind() {
   const take = () => playBuilt(S.takePileMove(state));
   $("act-draw").addEventListener("click", draw);
   $("act-take").addEventListener("click", take);
-  $("act-meld").addEventListener("click", () => playBuilt(S.meldMove(state)));
+  $("act-meld").addEventListener("click", () => stage(S.stageMeld(state)));
+  $("act-take-back").addEventListener("click", () => {
+    S.unstage(state);
+    render();
+  });
   $("act-discard").addEventListener("click", () => playBuilt(S.discardMove(state)));
   $("act-joker").addEventListener("click", () => play({ type: "joker_button" }));
   $("stock").addEventListener("click", draw);

@@ -36,6 +36,8 @@ export function initialState() {
     nextId: 1,
     selected: new Set(), // ids of the selected tiles: two identical tiles are two tiles
     used: null, // ids of the tiles the move waiting for an answer takes from the hand
+    staged: [], // melds laid out and not yet sent: [{melds, tiles: [{tile, id}]}], sent with the discard
+    committing: false, // the turn's staged melds went out with its discard: the answer applies them
     target: null, // rank of one of the team's melds that selected wilds join
     newTiles: new Set(), // indices of tiles that just arrived in the hand
     log: [], // this round's public moves, oldest first, as the views brought them
@@ -168,6 +170,9 @@ export function rematchMessage(state) {
 }
 
 function refused(state, message) {
+  // Nothing of a refused message is applied: the melds it carried go back to the hand.
+  if (state.staged.length) unstage(state);
+  state.committing = false;
   state.busy = false;
   state.used = null;
   const { code } = message;
@@ -228,7 +233,18 @@ export function adoptView(state, message) {
   const previous = state.view;
   if (previous && previous.table_id === message.table_id && message.version < previous.version) return [];
   const sameTable = Boolean(previous) && previous.table_id === message.table_id;
-  const newHand = sortTiles(message.view.hand, wildTest(message.view.wild_ranks));
+  // Staged melds stand through a view of the same version (a seat's presence pushed mid-turn),
+  // whose hand still holds them. Any other view ends them: the answer to the discard they went
+  // with (their tiles left the hand first), or a turn that ended without it (the timer).
+  const keepStaged = sameTable && !state.committing && message.version === previous.version;
+  if (state.staged.length && !keepStaged) {
+    const sent = state.committing ? stagedIds(state) : [];
+    unstage(state);
+    if (sent.length) state.used = new Set([...(state.used || []), ...sent]);
+  }
+  state.committing = false;
+  const held = sortTiles(message.view.hand, wildTest(message.view.wild_ranks));
+  const newHand = state.staged.length ? withoutTiles(held, stagedTiles(state)) : held;
   const kept = keptIds(sameTable ? state.hand : [], sameTable ? state.ids : [], newHand, state.used, state.selected);
   const wasMine = Boolean(previous) && sameTable && previous.view.turn === previous.seat;
   state.newTiles = new Set();
@@ -243,6 +259,7 @@ export function adoptView(state, message) {
     state.selected = new Set();
     state.newTiles = new Set();
     state.target = null;
+    state.staged = [];
   }
   const team = message.view.team;
   if (state.target !== null && !message.view.melds[team].some((m) => m.rank === state.target)) state.target = null;
@@ -426,6 +443,7 @@ export function backToLobby(state) {
   state.ids = [];
   state.selected = new Set();
   state.target = null;
+  state.staged = [];
 }
 
 export function signedOut(state) {
@@ -617,7 +635,8 @@ export function meldMove(state, target = state.target) {
   const tiles = selectedTiles(state);
   if (!tiles.length) return { hint: "hint.selectMeld" };
   const v = state.view.view;
-  const built = buildSpecs(tiles, { isWild: wildsOf(state), target, wildsMeld: v.wilds_meld_rank, melds: v.melds[v.team] || [] });
+  const melds = shownMelds(state).map((m) => ({ ...m, tiles: [...m.tiles, ...(m.added ? [] : m.staged)] }));
+  const built = buildSpecs(tiles, { isWild: wildsOf(state), target, wildsMeld: v.wilds_meld_rank, melds });
   if (built.hint) return built;
   return { move: { type: "meld", melds: built.specs }, used: selectedIds(state) };
 }
@@ -701,11 +720,135 @@ export function handHints(state) {
   return hints;
 }
 
-/** The `play` message for `move`, and the state waiting for its answer. */
-export function startMove(state, move, used = []) {
+/** The `play` message for `move` (and the further moves of the turn, `then`), and the state
+ * waiting for its answer. */
+export function startMove(state, move, used = [], then = []) {
   state.used = new Set(used);
   state.busy = true;
-  return { action: "play", table_id: state.view.table_id, version: state.view.version, move };
+  const message = { action: "play", table_id: state.view.table_id, version: state.view.version, move };
+  return then.length ? { ...message, then } : message;
+}
+
+// --- melds laid out before the discard -----------------------------------------------------
+
+/**
+ * The selection laid out as a meld of the team's, not yet sent: its tiles leave the hand and
+ * show on the team's melds (`shownMelds`) until the discard sends them with it. Nothing is
+ * judged here: the server judges the whole turn when it comes. Returns the hint saying what
+ * is missing, or {}.
+ */
+export function stageMeld(state, target = state.target) {
+  const built = meldMove(state, target);
+  return built.move ? stage(state, built.move.melds, built.used) : built;
+}
+
+/** A suggested meld (one of `legal_actions`) laid out as `stageMeld` lays the selection. */
+export function stageSuggestion(state, action) {
+  const used = handIdsOf(state, action.melds.flatMap((m) => m.tiles));
+  return used ? stage(state, action.melds, used) : { hint: "hint.selectMeld" };
+}
+
+/** The ids of hand tiles that are `tiles`, unselected ones first; null if the hand lacks one. */
+function handIdsOf(state, tiles) {
+  const wanted = multiset(tiles);
+  const order = state.hand.map((_, i) => i).sort((a, b) => state.selected.has(state.ids[a]) - state.selected.has(state.ids[b]));
+  const ids = [];
+  for (const i of order) {
+    const n = wanted.get(state.hand[i]) || 0;
+    if (n > 0) {
+      ids.push(state.ids[i]);
+      wanted.set(state.hand[i], n - 1);
+    }
+  }
+  return ids.length === tiles.length ? ids : null;
+}
+
+/** The suggestions the page offers: the view's melds and pickups the hand, as staging left
+ * it, still holds the tiles of. */
+export function suggestions(state) {
+  return state.view.view.legal_actions.filter((a) => (a.type === "meld" || a.type === "take_pile") && handIdsOf(state, a.melds.flatMap((m) => m.tiles)));
+}
+
+function stage(state, melds, usedIds) {
+  const used = new Set(usedIds);
+  const tiles = [];
+  state.hand.forEach((tile, i) => {
+    if (used.has(state.ids[i])) tiles.push({ tile, id: state.ids[i] });
+  });
+  state.staged.push({ melds, tiles });
+  state.hand = state.hand.filter((_, i) => !used.has(state.ids[i]));
+  state.ids = state.ids.filter((id) => !used.has(id));
+  state.selected = new Set();
+  state.target = null;
+  state.newTiles = new Set();
+  return {};
+}
+
+/** Every staged tile back to the hand (Take back, or a refusal), in the hand's order. */
+export function unstage(state) {
+  const pairs = [...state.hand.map((tile, i) => ({ tile, id: state.ids[i] })), ...state.staged.flatMap((s) => s.tiles)];
+  const byTile = new Map();
+  for (const { tile, id } of pairs) byTile.set(tile, [...(byTile.get(tile) || []), id]);
+  state.hand = sortTiles(pairs.map((p) => p.tile), wildsOf(state));
+  state.ids = state.hand.map((tile) => byTile.get(tile).shift());
+  state.staged = [];
+  state.newTiles = new Set();
+}
+
+function stagedTiles(state) {
+  return state.staged.flatMap((s) => s.tiles.map((p) => p.tile));
+}
+
+function stagedIds(state) {
+  return state.staged.flatMap((s) => s.tiles.map((p) => p.id));
+}
+
+/** `tiles` less one of each of `gone` (a multiset difference). */
+function withoutTiles(tiles, gone) {
+  const left = multiset(gone);
+  return tiles.filter((tile) => {
+    const n = left.get(tile) || 0;
+    if (n > 0) left.set(tile, n - 1);
+    return n === 0;
+  });
+}
+
+/** The staged melds as one meld action: one spec per rank, in rank order (a rank staged
+ * twice is one spec; one action is how the engine judges an opening, OPEN-1). */
+export function stagedMove(state) {
+  if (!state.staged.length) return null;
+  const byRank = new Map();
+  for (const spec of state.staged.flatMap((s) => s.melds)) byRank.set(spec.rank, [...(byRank.get(spec.rank) || []), ...spec.tiles]);
+  const melds = [...byRank.entries()].sort((a, b) => a[0] - b[0]).map(([rank, tiles]) => ({ rank, tiles }));
+  return { type: "meld", melds };
+}
+
+/**
+ * The team's melds as the page shows them: the view's, each with the tiles staged for it
+ * (`staged`), then the new ones staged (`added`), which only the discard will send.
+ */
+export function shownMelds(state) {
+  const v = state.view.view;
+  const isWild = wildsOf(state);
+  const extra = new Map();
+  for (const spec of state.staged.flatMap((s) => s.melds)) extra.set(spec.rank, [...(extra.get(spec.rank) || []), ...spec.tiles]);
+  const melds = (v.melds[v.team] || []).map((m) => ({ ...m, staged: extra.get(m.rank) || [] }));
+  const added = [...extra.entries()]
+    .filter(([rank]) => !melds.some((m) => m.rank === rank))
+    .sort((a, b) => a[0] - b[0])
+    .map(([rank, tiles]) => {
+      const wilds = tiles.filter((tile) => (rank === 2 ? tile === "JK" : isWild(tile))).length;
+      return { rank, tiles, wilds, canasta: null, compact: tiles.length > 5, stripe: null, staged: tiles, added: true };
+    });
+  return [...melds, ...added];
+}
+
+/** The message a discard sends: the staged melds, then the discard that ends the turn. */
+export function startDiscard(state, discard, used = []) {
+  const melds = stagedMove(state);
+  if (!melds) return startMove(state, discard, used);
+  state.committing = true;
+  return startMove(state, melds, used, [discard]);
 }
 
 // --- other seats' moves, one after another ---------------------------------------------

@@ -11,9 +11,9 @@ know): that asymmetry is the versioning rule of docs/protocol.md.
 """
 
 from enum import IntEnum
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from services.common.events import BotLevel, SeatPlayer
 from services.common.identities import MAX_SUBJECT
@@ -33,6 +33,12 @@ ones, and the frame stays far under API Gateway's 128 KB."""
 ARENA_STAKES: Final[tuple[int, ...]] = Settings.model_fields["arena_stakes"].default
 IDLE_SECONDS: Final = 600
 """API Gateway closes a connection that carried no message for this long."""
+MAX_THEN: Final = 6
+"""The most further moves one ``play`` carries: a turn's melds (one meld move lays any
+number of them) and its discard, bounded so that no message makes the server decide more."""
+OPENING_MOVES: Final = frozenset({"draw", "take_pile", "joker_button"})
+"""Moves that begin a turn's play: each needs the server's answer (the tile drawn, the
+pile), so none can follow another move in one message."""
 
 
 class CloseCode(IntEnum):
@@ -137,12 +143,28 @@ class ServerMessageBase(BaseModel):
 
 
 class Play(ClientMessageBase):
-    """Apply one move at the table. ``version`` is the version of the view it was chosen on."""
+    """Apply a move at the table, and the further moves of the same turn in ``then``, in
+    order, all or none: a turn's melds and its discard cost one message. ``version`` is the
+    version of the view they were chosen on."""
 
     action: Literal["play"]
     table_id: TableId
     version: int = Field(ge=0)
     move: ActionModel
+    then: list[ActionModel] = Field(default_factory=list, max_length=MAX_THEN)
+
+    @model_validator(mode="after")
+    def _one_turn(self) -> Self:
+        """Refuse early what cannot be one turn: a move after the turn's discard, or one
+        that only begins a turn; the engine judges the rest, move by move."""
+        for place, move in enumerate(self.then):
+            if move.type in OPENING_MOVES:
+                raise ValueError(f"then.{place}: a {move.type} begins a turn; send it as move")
+        for place, move in enumerate([self.move, *self.then][:-1]):
+            if move.type == "discard":
+                where = "move" if place == 0 else f"then.{place - 1}"
+                raise ValueError(f"{where}: a discard ends the turn; nothing may follow it")
+        return self
 
 
 class Sync(ClientMessageBase):

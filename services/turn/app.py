@@ -45,9 +45,10 @@ from services.turn.answers import Answers
 from services.turn.autoplay import AutoPlay
 from services.turn.followthrough import FollowThrough
 from services.turn.intermission import Intermissions, waiting
+from services.turn.sequence import MoveSequence
 from services.turn.writes import Applied, MoveWriter
-from shared_engine import Action, EngineError, RoundState, action_to_wire, apply, unpack
-from shared_engine.actions import JokerButton, from_model
+from shared_engine import EngineError, RoundState, unpack
+from shared_engine.actions import JokerButton
 from shared_engine.state import with_account_jokers
 
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | ContinueMatch | Hello | Ping] = TypeAdapter(
@@ -196,27 +197,29 @@ class TurnService:
         self._intermissions.continue_match(table, seat, connection_id, message)
 
     def play(self, player_id: str, connection_id: str, message: Play) -> None:
-        """Apply one move for the player's own seat, or answer that connection with why not.
+        """Apply the message's moves for the player's own seat (``move`` and ``then``, one
+        turn's, in one write), or answer that connection with why not.
 
         Each attempt reads the table once and decides on that record alone. An
         attempt that loses the race to another write is followed by one more,
         whose read is the table as that write left it.
         """
         self._telemetry.annotate(table_id=message.table_id)
-        action = _action(message)
+        moves = MoveSequence.of(message)
         # The balance is read before the table: a rival press that spent the joker moved the
         # table in the same write, so the table read after it shows this press stale.
-        jokers = self._ledger.balance(player_id).jokers if isinstance(action, JokerButton) else 0
-        sent = _Sent(player_id, connection_id, message, action, jokers)
+        pressed = isinstance(moves.first, JokerButton)
+        jokers = self._ledger.balance(player_id).jokers if pressed else 0
+        sent = _Sent(player_id, connection_id, message, moves, jokers)
         for lost_race in (False, True):
             if not self._attempt(sent, self._store.get_table(message.table_id), lost_race):
                 return
 
     def _attempt(self, sent: _Sent, table: TableRecord | None, lost_race: bool) -> bool:
-        """Decide the move on ``table`` as read and act on it; True if the write lost the
+        """Decide the moves on ``table`` as read and act on it; True if the write lost the
         race to another. After a lost race the answer is ``stale_version``, never a
         repair: the winner's invocation is following its own write through."""
-        player_id, connection_id, move = sent.player_id, sent.connection_id, sent.action
+        player_id, connection_id, moves = sent.player_id, sent.connection_id, sent.moves
         cid = sent.message.cid
         seat = table.seat_of(player_id) if table else None
         if table is None or seat is None:
@@ -239,21 +242,22 @@ class TurnService:
         state = unpack(table.state)
         if sent.message.version != table.version:
             self._answers.stale(connection_id, table, state, seat, cid)
-            if not isinstance(move, EngineError):
-                self._after.repair(table, state, seat, action_to_wire(move))
+            wire = moves.wire()
+            if wire is not None:
+                self._after.repair(table, state, seat, wire)
             return False
         postings: list[Posting] = []
-        if isinstance(move, JokerButton):
+        if isinstance(moves.first, JokerButton):
             state = with_account_jokers(state, seat, sent.jokers)
             postings = [joker_debit(table.table_id, table.round, player_id)]
-        played = _played(state, seat, move)
+        played = moves.played(state, seat)
         if isinstance(played, EngineError):
             self._telemetry.count(f"refused_{played.code}")
             self._answers.refuse(
                 connection_id, played.code, played.detail or played.code, table, cid
             )
             return False
-        applied = self._writer.commit(table, state, [(seat, *played)], False, postings)
+        applied = self._writer.commit(table, state, played, False, postings)
         if isinstance(applied, VersionConflict):
             return True
         if isinstance(applied, (Short, AlreadyDone)) and postings:
@@ -355,35 +359,14 @@ class TurnService:
 
 @dataclass(frozen=True, slots=True)
 class _Sent:
-    """A play message as received: its sender and connection, the move as the engine's
-    action (or why it is none) and, for the joker button, the account's spare jokers."""
+    """A play message as received: its sender and connection, its moves as the engine's
+    actions (or why they are none) and, for the joker button, the account's spare jokers."""
 
     player_id: str
     connection_id: str
     message: Play
-    action: Action | EngineError
+    moves: MoveSequence
     jokers: int
-
-
-def _action(message: Play) -> Action | EngineError:
-    """The move as the engine's action, or why it is none (answered in its turn, after the
-    checks of the seat and the version)."""
-    try:
-        return from_model(message.move)
-    except EngineError as malformed:
-        return malformed
-
-
-def _played(
-    state: RoundState, seat: int, move: Action | EngineError
-) -> tuple[Action, RoundState] | EngineError:
-    """The seat's action with the state after it, or why the engine refuses it."""
-    if isinstance(move, EngineError):
-        return move
-    try:
-        return move, apply(state, seat, move)[0]
-    except EngineError as refused:
-        return refused
 
 
 def _state_of(table: TableRecord | None) -> RoundState | None:

@@ -13,6 +13,7 @@ comes again.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from services.common.afterwrite import AfterWrite
@@ -87,12 +88,13 @@ class FollowThrough:
             self._completed.popitem(last=False)
 
     def repair(
-        self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
+        self, table: TableRecord, state: RoundState, seat: int, moves: Sequence[dict[str, Any]]
     ) -> None:
-        """Follow the table's last write through if it is ``move`` by ``seat``, re-sent.
+        """Follow the table's last write through if it is ``moves`` by ``seat``, re-sent.
 
-        A client re-sends a move it got no answer to. If the table's last
-        logged turn ends with that very move by that seat, it had been written
+        A client re-sends a message it got no answer to. If the table's last
+        logged turn ends with that message's very moves (a meld and a discard
+        sent as one turn: all of them) by that seat, it had been written
         before the failure, and what follows a write (auto-play of absent seats,
         the turn's timer, everyone's views with the turn's moves) may never have
         run: it runs now, once per turn (the log item is marked). A move within a
@@ -104,7 +106,7 @@ class FollowThrough:
         """
         if (table.table_id, table.version) in self._completed:
             return
-        logged = self._lost_answer(table, state, seat, move)
+        logged = self._lost_answer(table, state, seat, moves)
         if logged is None or not self._store.moves.claim_repair(
             table.table_id, table.round, state.ply
         ):
@@ -123,12 +125,13 @@ class FollowThrough:
         )
 
     def _lost_answer(
-        self, table: TableRecord, state: RoundState, seat: int, move: dict[str, Any]
+        self, table: TableRecord, state: RoundState, seat: int, moves: Sequence[dict[str, Any]]
     ) -> LoggedTurn | None:
-        """The table's last logged turn, if it ends with ``move`` by ``seat`` and was not
+        """The table's last logged turn, if it ends with ``moves`` by ``seat`` and was not
         repaired before; None mid-turn (no turn is logged at the state's last move yet)."""
         logged = self._store.moves.turn(table.table_id, table.round, state.ply)
-        if logged is None or logged.repaired:
+        if logged is None or logged.repaired or len(logged.moves) < len(moves):
             return None
-        last = logged.last
-        return logged if last.seat == seat and last.action == move else None
+        tail = logged.moves[len(logged.moves) - len(moves) :]
+        same = all(m.seat == seat and m.action == move for m, move in zip(tail, moves, strict=True))
+        return logged if same else None

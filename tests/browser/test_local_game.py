@@ -269,6 +269,11 @@ def _rank(tile: str) -> int:
     return parse_tile(tile) >> 2
 
 
+def contains(meld: Any, tiles: list[str]) -> bool:
+    """Whether ``meld`` (tile ids) holds every one of ``tiles`` (names), as a multiset."""
+    return not Counter(tiles) - Counter(names(meld))
+
+
 def _all_tiles(state: RoundState) -> Counter[str]:
     raw = to_json(state)
     groups = [*raw["hands"].values(), raw["stock"], raw["discard"]]
@@ -647,11 +652,13 @@ class Player:
         self.rewrite(version, gather(with_joker, partner, wants))
         self.page.wait_for_function(MY_TURN_JS)
 
-    def two_melds_by_hand(self) -> None:
+    def two_melds_by_hand(self, staged: Callable[[], object] = lambda: None) -> None:
         """OPEN-1: two new melds at once, one of them with a joker, selected tile by tile.
 
-        Nothing is suggested for this exact move; the page sends what was selected.
-        The team opens with it unless the partner opened earlier in the round.
+        Nothing is suggested for this exact move; the page lays out what was selected,
+        sends nothing (``staged`` is called then), and sends it with the discard (TURN-1:
+        one message). The team opens with it unless the partner opened earlier in the
+        round.
         """
         version, state = self.games.read(self.table_id)
         assert (state.turn, state.phase) == (self.seat, "play"), (state.turn, state.phase)
@@ -666,14 +673,20 @@ class Player:
         self.pick(*by_rank[low], "JK", *by_rank[high])
         self.page.click('[data-testid="meld-button"]')
         self.rest_pointer()
-        self.after(version)
-        _, after, melded = self.agree_with_server("two-melds-laid")
-        assert names(after.melds[team][low]) == sorted(["JK", *by_rank[low]], key=parse_tile)
-        assert sorted(names(after.melds[team][high])) == sorted(by_rank[high])
-        assert len(melded) == len(hand) - 6 and after.opened[team], "OPEN-1: the team opened"
         for r in (low, high):
-            size = self.page.get_attribute(f'[data-testid="meld-{TEAMS[team]}-{r}"]', "data-size")
-            assert size == "3", seen(self.page, "two-melds")
+            meld = f'[data-testid="meld-{TEAMS[team]}-{r}"]'
+            assert self.page.get_attribute(meld, "data-staged") == "true", seen(self.page, "staged")
+        assert self.games.read(self.table_id)[0] == version, "laid out, not sent"
+        staged()
+        self.discard()
+        _, after, melded = self.agree_with_server("two-melds-laid")
+        # The partner may have added a natural to them since, on its turn after this one.
+        assert contains(after.melds[team][low], ["JK", *by_rank[low]])
+        assert contains(after.melds[team][high], by_rank[high])
+        assert len(melded) == len(hand) - 7 and after.opened[team], "OPEN-1: the team opened"
+        for r in (low, high):
+            meld = f'[data-testid="meld-{TEAMS[team]}-{r}"]'
+            assert self.page.get_attribute(meld, "data-staged") == "false", seen(self.page, "sent")
         opened = self.page.get_attribute(f'[data-testid="opening-{TEAMS[team]}"]', "data-opened")
         assert opened == "true", seen(self.page, "two-melds-opened")
 
@@ -714,7 +727,8 @@ class Player:
             self.discard()
 
     def refused_meld(self, rank: int, other: str, hand: list[str]) -> None:
-        """One tile of the rank and a natural of another: a two-tile meld, refused in words.
+        """One tile of the rank and a natural of another: a two-tile meld, refused in words
+        when the discard sends it, and back in the hand; the discard is not applied either.
 
         The client sends one spec per natural rank (a 2 joins the single natural
         selected), so the server sees a new meld of fewer than three tiles.
@@ -728,6 +742,8 @@ class Player:
         page.locator(f'[data-testid="hand-tile"][data-tile="{one}"]').first.click()
         page.locator(f'[data-testid="hand-tile"][data-tile="{other}"]').first.click()
         page.click('[data-testid="meld-button"]')
+        self.press('[data-testid="hand-tile"] >> nth=0')
+        page.click('[data-testid="discard-button"]')
         self.rest_pointer()
         page.wait_for_selector('[data-testid="error-banner"]:not([hidden])')
         refusal = snap(page, "refusal")
@@ -735,12 +751,14 @@ class Player:
         assert text == self.en["error.meld_too_small"], f"screenshot: {refusal}"
         unchanged, _, still = self.agree_with_server("refused")
         assert (unchanged, sorted(still)) == (version, sorted(hand)), f"screenshot: {refusal}"
-        page.click('[data-testid="clear-selection"]')
+        assert page.locator('[data-staged="true"]').count() == 0, f"screenshot: {refusal}"
+        if page.is_visible('[data-testid="clear-selection"]'):
+            page.click('[data-testid="clear-selection"]')
 
     def suggested_meld(self, rank: int, hand: list[str]) -> None:
-        """The offered meld of exactly those three tiles is legal: the hand shrinks by three."""
+        """The offered meld of exactly those three tiles is laid out, then sent with the
+        discard: the hand shrinks by three and the discarded tile."""
         page = self.page
-        version = self.version()
         # Pointing at a suggestion moves it (see rest_pointer): use it from the keyboard
         # (focus, then Enter, which clicks the button).
         if page.is_visible('[data-testid="suggestions-more"]'):
@@ -752,13 +770,15 @@ class Player:
         assert label in offered, f"offered {offered}, wanted {label!r}; {seen(page, 'offered')}"
         page.locator(melds).nth(offered.index(label)).focus()
         page.keyboard.press("Enter")
-        self.after(version)
-        _, _, melded = self.agree_with_server("melded")
-        assert len(melded) == len(hand) - 3, f"{hand} -> {melded}; {seen(page, 'melded')}"
-        assert not [tile for tile in melded if tile != "JK" and _rank(tile) == rank], melded
         team = TEAMS[team_of(self.seat)]
-        size = page.get_attribute(f'[data-testid="meld-{team}-{rank}"]', "data-size")
-        assert size == "3", seen(page, "meld")
+        meld = f'[data-testid="meld-{team}-{rank}"]'
+        assert page.get_attribute(meld, "data-staged") == "true", seen(page, "staged")
+        self.discard()
+        _, _, melded = self.agree_with_server("melded")
+        assert len(melded) == len(hand) - 4, f"{hand} -> {melded}; {seen(page, 'melded')}"
+        assert not [tile for tile in melded if tile != "JK" and _rank(tile) == rank], melded
+        # The partner may have added a natural to it since, on its turn after this one.
+        assert int(page.get_attribute(meld, "data-size") or 0) >= 3, seen(page, "meld")
         opened = page.get_attribute(f'[data-testid="opening-{team}"]', "data-opened")
         assert opened == "true", seen(page, "opened")
 
@@ -776,18 +796,31 @@ class Player:
         assert page.inner_text(button) == english, seen(page, "lang-back")
 
 
-def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
-    assert stack.aws_url is not None and sync_api is not None
-    games = Games(stack.aws_url)
+@contextlib.contextmanager
+def chromium_page(**context: Any) -> Iterator[tuple[Any, Any, list[str]]]:
+    """Headless Chromium with one context (``context``: its options) and one page, waiting
+    ``UI_MS`` at most, with the errors the page throws; closed on the way out."""
+    assert sync_api is not None
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
         )
-        context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
-        page = context.new_page()
+        opened = browser.new_context(locale="en-US", **context)
+        page = opened.new_page()
         page.set_default_timeout(UI_MS)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        try:
+            yield opened, page, errors
+        finally:
+            opened.close()
+            browser.close()
+
+
+def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
+    assert stack.aws_url is not None and sync_api is not None
+    games = Games(stack.aws_url)
+    with chromium_page(viewport={"width": 1280, "height": 1000}) as (context, page, errors):
         player = Player(page, stack, games)
         try:
             player.route_socket(context)
@@ -796,17 +829,18 @@ def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
             started = player.play_until_play_phase("first", 90)
             assert started, f"the round ended before a turn to play; {seen(page, 'first')}"
             player.two_melds_by_hand()
+            started = player.play_until_play_phase("second", 60)
+            assert started, f"the round ended before a second turn; {seen(page, 'second')}"
             rank, other, hand = player.arrange_and_sync()
             player.refused_meld(rank, other, hand)
             player.suggested_meld(rank, hand)
-            player.discard()
             player.switch_language()
             assert player.play_until_draw_phase("pickup", 60), "the round ended first"
             player.pickup_with_two_of_three()
             player.discard()
             # Another turn from the rearranged position: the bots played on from it (unless
             # they went out first: a one-round table may end early).
-            if player.play_until_play_phase("second", 60):
+            if player.play_until_play_phase("third", 60):
                 player.discard()
             final = snap(page, "table")
             assert errors == [], f"errors in the page: {errors}; screenshot: {final}"
@@ -817,6 +851,3 @@ def test_play_a_local_game_in_the_browser(stack: LocalStack) -> None:
                 exc.add_note(f"the server holds version {version}: {dumps(state)}")
             exc.add_note(f"python -m local said:\n{stack.tail()}")
             raise
-        finally:
-            context.close()
-            browser.close()

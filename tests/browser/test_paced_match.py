@@ -32,14 +32,13 @@ import pytest
 from shared_engine.state import team_of
 from tests.browser.test_local_game import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     STACK_START_S,
     UI_MS,
     Games,
     LocalStack,
     Player,
     _require_browser,
+    chromium_page,
     seen,
     sync_api,
 )
@@ -174,11 +173,11 @@ class PacedPlayer(Player):
             self.still_mine(phase)
             if phase == "first_discard" and round_number == 1:
                 self.keep_partner_from_opening()
+            sent = False
             if phase == "play" and not arranged["meld"]:
-                self.two_melds_by_hand()
-                arranged["meld"] = True
-                self.shoot("after-meld")
-                self.think()
+                # Laid out (and shot at each size), then sent with the turn's discard.
+                self.two_melds_by_hand(staged=lambda: (self.shoot("after-meld"), self.think()))
+                arranged["meld"] = sent = True
             elif phase == "draw" and arranged["meld"] and not arranged["pile"]:
                 _, state = self.games.read(self.table_id)
                 if state.discard:
@@ -189,7 +188,8 @@ class PacedPlayer(Player):
             if phase == "draw":
                 self.draw()
                 continue
-            self.discard()
+            if not sent:
+                self.discard()
             last_discard = self.page.evaluate(LAST_DISCARD_JS, arg=self.seat)
             discards += 1
             if not reloaded and discards == 2:
@@ -251,17 +251,7 @@ class PacedPlayer(Player):
 def test_a_three_round_match_on_a_phone_at_a_person_s_pace(paced_stack: LocalStack) -> None:
     assert paced_stack.aws_url is not None and sync_api is not None
     games = Games(paced_stack.aws_url)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(
-            viewport=PHONE, locale="en-US", has_touch=True, is_mobile=True
-        )
-        page = context.new_page()
-        page.set_default_timeout(UI_MS)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with chromium_page(viewport=PHONE, has_touch=True, is_mobile=True) as (context, page, errors):
         player = PacedPlayer(page, paced_stack, games, seed=29)
         started = time.monotonic()
         try:
@@ -315,6 +305,3 @@ def test_a_three_round_match_on_a_phone_at_a_person_s_pace(paced_stack: LocalSta
                 exc.add_note(f"the server holds version {games.read(player.table_id)[0]}")
             exc.add_note(f"python -m local said:\n{paced_stack.tail()}")
             raise
-        finally:
-            context.close()
-            browser.close()

@@ -446,33 +446,47 @@ def test_moves_built_from_the_selection(open_client: Callable[..., Any], server:
                 f'[data-testid="hand-tile"][data-tile="{tile}"]:not(.selected)'
             ).first.click()
 
+    def staged(rank: int) -> str:
+        """The tiles laid out unsent on the team's meld of ``rank`` (TURN-1: the discard
+        sends them)."""
+        meld = f'[data-testid="meld-A-{rank}"]'
+        assert page.get_attribute(meld, "data-staged") == "true", rank
+        return page.get_attribute(f'{meld} [data-testid="meld-staged"]', "data-count") or ""
+
+    def take_back() -> None:
+        page.click('[data-testid="take-back-button"]')
+        assert page.locator('[data-testid="hand-tile"]').count() == held
+        assert page.locator('[data-staged="true"]').count() == 0
+
+    held = page.locator('[data-testid="hand-tile"]').count()
     pick("7R", "7B", "JK")
     page.click('[data-testid="meld-button"]')
+    assert staged(7) == "3" and page.get_attribute('[data-testid="meld-A-7"]', "data-size") == "3"
+    assert page.locator('[data-testid="hand-tile"]').count() == held - 3, "the hand lost them"
+    take_back()
     pick("9R", "9K", "7R", "7Y", "7B", "2Y", "JK")  # two new melds with wilds, at once
     page.click('[data-testid="meld-button"]')
+    assert (staged(7), staged(9)) == ("4", "3")
+    take_back()
     pick("2Y", "JK")  # only wilds: the meld of twos
     page.click('[data-testid="meld-button"]')
-    pick("9K")
-    page.click('[data-testid="discard-button"]')
+    assert staged(2) == "2"
+    take_back()
     page.locator('[data-testid="suggestion"]').first.click()
-    page.wait_for_timeout(200)
     pick("2Y")  # then a tap on the team's meld of 8s: the 2 extends it
     page.click('[data-testid="meld-A-8"]')
+    assert (staged(7), staged(8)) == ("3", "1")
+    assert server.actions("play") == [], "melds are laid out, not sent"
+    pick("9K")
+    page.click('[data-testid="discard-button"]')
     page.wait_for_timeout(200)
-    moves = [m["move"] for m in server.actions("play")]
-    assert all(m["table_id"] == "t1" and m["version"] == 3 for m in server.actions("play"))
-    assert moves[0] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7B", "JK"]}]}
-    assert moves[1] == {
+    (sent,) = server.actions("play")
+    assert sent["table_id"] == "t1" and sent["version"] == 3
+    assert sent["move"] == {
         "type": "meld",
-        "melds": [
-            {"rank": 7, "tiles": ["7R", "7Y", "7B", "JK"]},
-            {"rank": 9, "tiles": ["9R", "9K", "2Y"]},
-        ],
+        "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}, {"rank": 8, "tiles": ["2Y"]}],
     }
-    assert moves[2] == {"type": "meld", "melds": [{"rank": 2, "tiles": ["2Y", "JK"]}]}
-    assert moves[3] == {"type": "discard", "tile": "9K"}
-    assert moves[4] == {"type": "meld", "melds": [{"rank": 7, "tiles": ["7R", "7Y", "7B"]}]}
-    assert moves[5] == {"type": "meld", "melds": [{"rank": 8, "tiles": ["2Y"]}]}
+    assert sent["then"] == [{"type": "discard", "tile": "9K"}], "one message: melds, then discard"
 
 
 @pytest.mark.parametrize("move", ["discard", "meld"])
@@ -481,7 +495,7 @@ def test_the_other_of_two_identical_tiles_is_not_left_selected(
 ) -> None:
     """Two 7Rs are two tiles: the one melded or discarded leaves, the other stays unselected."""
     page = open_client()
-    after = {"discard": ["7R", "7Y", "7B", "9K"], "meld": ["7R", "9K"]}[move]
+    after = {"discard": ["7R", "7Y", "7B", "9K"], "meld": ["7R"]}[move]
 
     def answer(server: Server, message: dict[str, Any]) -> None:
         if message.get("action") == "play":
@@ -493,6 +507,9 @@ def test_the_other_of_two_identical_tiles_is_not_left_selected(
     for tile in tiles:
         page.locator(f'[data-testid="hand-tile"][data-tile="{tile}"]:not(.selected)').first.click()
     page.click(f'[data-testid="{move}-button"]')
+    if move == "meld":  # laid out, then sent with the discard
+        page.locator('[data-testid="hand-tile"][data-tile="9K"]').click()
+        page.click('[data-testid="discard-button"]')
     page.wait_for_function("() => document.getElementById('table-screen').dataset.version === '4'")
     assert page.locator('[data-testid="hand-tile"].selected').count() == 0
     assert page.locator('[data-testid="hand-tile"][data-tile="7R"]').count() == 1
@@ -909,7 +926,7 @@ def no_rank_overlap(page: Any) -> None:
 
 TOUCH_TARGETS = (
     '[data-testid="hand-tile"]',
-    ".actions button",
+    ".actions button:not([hidden])",
     '[data-testid="suggestion"]',
     '[data-testid="stock"]',
     '[data-testid="pile"]',
@@ -934,7 +951,7 @@ def test_phone_first_screen_shows_the_hand(open_client: Callable[..., Any], serv
     assert page.evaluate("scrollY") == 0
     assert len(hand(page)) == 15
     assert in_viewport(page, '[data-testid="hand-tile"]')
-    assert in_viewport(page, ".actions button")
+    assert in_viewport(page, ".actions button:not([hidden])")
     assert in_viewport(page, '[data-testid="turn-indicator"]')
     assert in_viewport(page, '[data-testid="pile"]')
     assert in_viewport(page, '[data-testid="move-log"] li:last-child'), "the newest move is shown"
@@ -961,7 +978,7 @@ def test_phone_sideways(open_client: Callable[..., Any], server: Server) -> None
     page.wait_for_timeout(100)
     screenshot(page, "phone-844x390")
     assert in_viewport(page, '[data-testid="hand-tile"]')
-    assert in_viewport(page, ".actions button")
+    assert in_viewport(page, ".actions button:not([hidden])")
     assert in_viewport(page, '[data-testid="pile"]')
     assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0
 
@@ -977,7 +994,7 @@ def test_laptop_turn_fits_without_scrolling(
     assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 0
     for selector in (
         '[data-testid="hand-tile"]',
-        ".actions button",
+        ".actions button:not([hidden])",
         '[data-testid="suggestion"]',
         '[data-testid="pile"]',
         '[data-testid="stock"]',
@@ -1340,7 +1357,7 @@ PHONES = {"390x844": (390, 844), "360x640": (360, 640), "844x390": (844, 390)}
 # What a player must see at once on a phone, none of it scrolled away or under the dock.
 AT_ONCE = (
     '[data-testid="hand-tile"]',
-    ".actions button",
+    ".actions button:not([hidden])",
     '[data-testid^="meld-A-"]',
     '[data-testid^="meld-B-"]',
     '[data-testid="discard-top"] .tile',

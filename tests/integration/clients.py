@@ -22,10 +22,26 @@ def choose(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return rng.choice(by_type["discard"])
 
 
+def rest_of_turn(
+    view: dict[str, Any], move: dict[str, Any], rng: random.Random
+) -> list[dict[str, Any]]:
+    """What a person sends after a meld in the same message, as the web client does: a
+    discard of a tile the meld leaves, unless it would be the last (going out is left to
+    the view after the meld, which says whether it is allowed)."""
+    if move["type"] != "meld":
+        return []
+    left = list(view["view"]["hand"])
+    for spec in move["melds"]:
+        for tile in spec["tiles"]:
+            left.remove(tile)
+    return [{"type": "discard", "tile": rng.choice(left)}] if len(left) >= 2 else []
+
+
 def play_match(
     harness: Harness, connections: dict[int, str], table_id: str, seed: int = 0, limit: int = 5000
 ) -> int:
-    """Play until the match ends; each move is the one its seat's latest view allows."""
+    """Play until the match ends; each move is the one its seat's latest view allows, a
+    meld with the discard after it in one message."""
     rng = random.Random(seed)
     moves = 0
     for _ in range(limit):
@@ -41,16 +57,19 @@ def play_match(
             harness.settle()
             continue
         conn, view = to_play
+        move = choose(view, rng)
+        then = rest_of_turn(view, move, rng)
         harness.send(
             conn,
             {
                 "action": "play",
                 "table_id": table_id,
                 "version": view["version"],
-                "move": choose(view, rng),
+                "move": move,
+                **({"then": then} if then else {}),
             },
         )
-        moves += 1
+        moves += 1 + len(then)
         if view["view"]["stock_size"] <= 1 or any(
             m["type"] != "view" for m in harness.received(conn)[-2:]
         ):

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from services.common.protocol import Play
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.turn.app import TurnService
@@ -28,8 +29,11 @@ dealt = test_turn.dealt
 discard first, DEAL-2)."""
 
 
-def _write_and_lose_the_answer(turn: TurnService, move: dict[str, Any]) -> None:
-    """Seat 1's move is committed, then the invocation ends before anything follows it."""
+def _write_and_lose_the_answer(
+    turn: TurnService, move: dict[str, Any] | Play, seat: int = 1
+) -> None:
+    """The seat's move (or message) is committed, then the invocation ends before anything
+    follows it."""
     follow_through = turn._after
 
     def lost(*_: Any) -> None:
@@ -38,7 +42,8 @@ def _write_and_lose_the_answer(turn: TurnService, move: dict[str, Any]) -> None:
     turn._after = lost  # type: ignore[assignment]
     try:
         with pytest.raises(TimeoutError):
-            turn.play("p1", "c1", _play("t1", 1, move))
+            message = move if isinstance(move, Play) else _play("t1", 1, move)
+            turn.play(f"p{seat}", f"c{seat}", message)
     finally:
         turn._after = follow_through
 

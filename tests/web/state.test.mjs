@@ -347,3 +347,135 @@ test("the joker button says what it costs before it is pressed, at a practice ta
   assert.deepEqual(S.buttonTitle(state, "joker_button", S.moveOptions(state).why), ["why.noSpareJoker", {}]);
   assert.equal(S.buttonTitle(state, "draw", S.moveOptions(state).why), null);
 });
+
+// --- melds laid out before the discard (TURN-1: one turn, one message after the draw) ------
+
+test("Meld lays the selection out unsent: the hand loses its tiles, the team's melds show them", () => {
+  const state = atTable();
+  select(state, "7R", "7B", "JK");
+  assert.deepEqual(S.stageMeld(state), {});
+  select(state, "2Y");
+  assert.deepEqual(S.stageMeld(state, 8), {}, "extending the team's meld of 8 is staged likewise");
+  assert.equal(state.busy, false, "nothing was sent");
+  assert.deepEqual(state.hand, ["7Y", "9R", "9K", "13Y"]);
+  assert.equal(state.selected.size, 0);
+  const shown = S.shownMelds(state);
+  assert.deepEqual(
+    shown.map((m) => [m.rank, m.tiles, m.staged, Boolean(m.added)]),
+    [
+      [8, ["8R", "8Y", "8K"], ["2Y"], false],
+      [7, ["7R", "7B", "JK"], ["7R", "7B", "JK"], true],
+    ],
+  );
+  assert.equal(shown[1].wilds, 1);
+});
+
+test("Discard sends the staged melds, then the discard, in one play; the answer keeps the hand's ids", () => {
+  const state = atTable();
+  select(state, "7R", "7B");
+  S.stageMeld(state);
+  select(state, "7Y");
+  S.stageMeld(state, 7);
+  const kept = state.ids[state.hand.indexOf("13Y")];
+  select(state, "9K");
+  const built = S.discardMove(state);
+  const message = S.startDiscard(state, built.move, built.used);
+  assert.deepEqual(message.move, { type: "meld", melds: [{ rank: 7, tiles: ["7R", "7B", "7Y"] }] }, "a rank staged twice is one spec of one action");
+  assert.deepEqual(message.then, [{ type: "discard", tile: "9K" }]);
+  assert.equal(message.version, 3);
+  S.receive(state, viewMessage(4, { turn: 2, hand: ["2Y", "JK", "13Y", "9R"], hand_sizes: { 1: 4, 2: 11, 3: 9, 4: 12 } }));
+  assert.deepEqual(state.staged, []);
+  assert.deepEqual(state.hand, ["9R", "13Y", "2Y", "JK"]);
+  assert.equal(state.ids[state.hand.indexOf("13Y")], kept);
+  assert.equal(state.newTiles.size, 0);
+});
+
+test("a discard with nothing staged is one move, as before", () => {
+  const state = atTable();
+  select(state, "9K");
+  const built = S.discardMove(state);
+  assert.deepEqual(S.startDiscard(state, built.move, built.used), { action: "play", table_id: "t1", version: 3, move: { type: "discard", tile: "9K" } });
+});
+
+test("Take back returns every staged tile to the hand, each with its id", () => {
+  const state = atTable();
+  const before = [...state.hand];
+  const ids = [...state.ids];
+  select(state, "9R", "9K", "2Y");
+  S.stageMeld(state);
+  S.unstage(state);
+  assert.deepEqual(state.hand, before);
+  assert.deepEqual(state.ids, ids);
+  assert.deepEqual(S.shownMelds(state).map((m) => m.staged), [[]]);
+});
+
+test("a refusal of the turn returns the staged tiles to the hand and names the code (OPEN-1)", () => {
+  const state = atTable(viewMessage(3, { melds: { A: [], B: [] } }));
+  const before = [...state.hand];
+  select(state, "7R", "7B", "7Y");
+  S.stageMeld(state);
+  select(state, "9K");
+  const built = S.discardMove(state);
+  S.startDiscard(state, built.move, built.used);
+  const effects = S.receive(state, { type: "error", code: "below_threshold", message: "move: OPEN-1" });
+  assert.deepEqual(effects, [{ kind: "error", code: "below_threshold", params: { n: 50 } }]);
+  assert.deepEqual(state.hand, before);
+  assert.deepEqual(state.staged, []);
+  assert.equal(state.busy, false);
+});
+
+test("a view that is not the answer ends the staging: a turn ended by its timer (TABLE-2)", () => {
+  const state = atTable();
+  select(state, "7R", "7B", "JK");
+  S.stageMeld(state);
+  const ids = new Map(["7R", "7B", "JK"].map((tile) => [tile, state.staged[0].tiles.find((p) => p.tile === tile).id]));
+  // The timer discarded the 13Y: the staged tiles are still the seat's.
+  S.receive(state, viewMessage(4, { turn: 2, hand: ["9K", "2Y", "7R", "JK", "7B", "7Y", "9R"] }));
+  assert.deepEqual(state.staged, []);
+  assert.deepEqual(state.hand, ["7R", "7Y", "7B", "9R", "9K", "2Y", "JK"]);
+  for (const [tile, id] of ids) assert.equal(state.ids[state.hand.indexOf(tile)], id, `${tile} is the same tile, not a new one`);
+  assert.equal(state.newTiles.size, 0);
+});
+
+test("a view of the same version (a seat's presence) keeps the staging", () => {
+  const state = atTable();
+  select(state, "7R", "7B", "JK");
+  S.stageMeld(state);
+  S.receive(state, viewMessage(3, { hand_sizes: { 1: 8, 2: 11, 3: 9, 4: 12 } }));
+  assert.equal(state.staged.length, 1);
+  assert.deepEqual(state.hand, ["7Y", "9R", "9K", "13Y", "2Y"]);
+  assert.equal(state.newTiles.size, 0);
+});
+
+test("going out is the staged melds and the last discard, confirmed on the hand after staging (OUT-3)", () => {
+  const state = atTable(viewMessage(3, { hand: ["7R", "7B", "7Y", "9K"], hand_sizes: { 1: 4, 2: 11, 3: 3, 4: 12 } }));
+  select(state, "7R", "7B", "7Y");
+  S.stageMeld(state);
+  select(state, "9K");
+  assert.deepEqual(S.discardMove(state).confirm, { key: "confirm.goOut", params: { n: 3 } });
+});
+
+test("a suggested meld is staged; suggestions whose tiles are staged are no longer offered", () => {
+  const sevens = { type: "meld", melds: [{ rank: 7, tiles: ["7R", "7Y", "7B"] }] };
+  const nines = { type: "meld", melds: [{ rank: 9, tiles: ["9R", "9K", "2Y"] }] };
+  const state = atTable(viewMessage(3, { legal_actions: [sevens, nines, { type: "discard", tile: "9K" }] }));
+  assert.deepEqual(S.suggestions(state), [sevens, nines]);
+  assert.deepEqual(S.stageSuggestion(state, sevens), {});
+  assert.deepEqual(S.suggestions(state), [nines]);
+  assert.equal(S.stageSuggestion(state, sevens).hint, "hint.selectMeld");
+  assert.deepEqual(S.stagedMove(state).melds, sevens.melds);
+});
+
+test("the answer to the turn takes the staged tile of two identical ones, never the one kept", () => {
+  const state = atTable(viewMessage(3, { hand: ["7R", "7R", "7B", "JK", "9K"] }));
+  const [first, second] = state.ids.slice(0, 2);
+  S.toggleTile(state, 1);
+  select(state, "7B", "JK");
+  S.stageMeld(state);
+  assert.deepEqual(state.ids.slice(0, 1), [first]);
+  select(state, "9K");
+  const built = S.discardMove(state);
+  S.startDiscard(state, built.move, built.used);
+  S.receive(state, viewMessage(4, { turn: 2, hand: ["7R"] }));
+  assert.deepEqual(state.ids, [first], `the kept 7R, not the staged one (${second})`);
+});

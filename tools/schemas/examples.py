@@ -95,8 +95,14 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                 {"action": "play", "table_id": EXAMPLE_TABLE, "version": 3, "move": discard},
             ),
             (
-                "seat 4 lays the meld of twos",
-                {"action": "play", "table_id": EXAMPLE_TABLE, "version": 7, "move": meld},
+                "seat 4 lays the meld of twos and discards: the turn's rest in one message",
+                {
+                    "action": "play",
+                    "table_id": EXAMPLE_TABLE,
+                    "version": 7,
+                    "move": meld,
+                    "then": [{"type": "discard", "tile": "9K"}],
+                },
             ),
         ],
         "Sync": [("after every open", {"action": "sync"})],

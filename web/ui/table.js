@@ -2,7 +2,7 @@
 // {tile(i), meld(rank), suggestion(action), moreSuggestions()}.
 
 import { fmtNum, t } from "../i18n.js";
-import { PHRASES, buttonTitle, handHints, legalTypes, moveKey, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, wildsOf } from "../state.js";
+import { PHRASES, buttonTitle, handHints, legalTypes, moveKey, moveOptions, myTurn, pileTop, playing, saidBy, selectedTiles, selectionPoints, shownMelds, suggestions, wildsOf } from "../state.js";
 import { multiset } from "../tiles.js";
 import { $, clock, h, show, tileEl, tileName } from "./dom.js";
 
@@ -268,8 +268,14 @@ function meldEl(state, meld, team, mine, on) {
   const faces = compact
     ? [tileEl(meld.tiles[0], { size: "small" }), h("span", { class: "meld-times", "data-testid": "meld-count" }, `×${size}`)]
     : meld.tiles.map((tile) => tileEl(tile, { size: "small" }));
+  // Tiles laid out this turn and not yet sent (the discard sends them): shown apart, marked.
+  const staged = meld.staged && meld.staged.length ? meld.staged : null;
+  const unsent = staged
+    ? h("span", { class: "meld-staged", "data-testid": "meld-staged", "data-count": staged.length }, meld.added ? null : staged.map((tile) => tileEl(tile, { size: "small" })), h("span", { class: "staged-label" }, t("meld.staged")))
+    : null;
   const props = {
-    class: `meld${compact ? " compact" : ""}${stripe ? ` stripe-${stripe}` : ""}${meld.canasta ? ` canasta canasta-${meld.canasta}` : ""}${targeted ? " target" : ""}`,
+    class: `meld${compact ? " compact" : ""}${stripe ? ` stripe-${stripe}` : ""}${meld.canasta ? ` canasta canasta-${meld.canasta}` : ""}${targeted ? " target" : ""}${staged ? " staged" : ""}${meld.added ? " added" : ""}`,
+    "data-staged": staged ? "true" : "false",
     "data-testid": `meld-${team}-${meld.rank}`,
     "data-rank": meld.rank,
     "data-size": size,
@@ -290,6 +296,7 @@ function meldEl(state, meld, team, mine, on) {
   const inner = [
     summary,
     h("span", { class: "meld-tiles" }, faces),
+    unsent,
     h(
       "span",
       { class: "meld-meta" },
@@ -307,7 +314,7 @@ export function renderMelds(state, on) {
   const v = state.view.view;
   const panels = teamOrder(state).map((team) => {
     const mine = team === v.team;
-    const melds = v.melds[team] || [];
+    const melds = mine ? shownMelds(state) : v.melds[team] || [];
     const threes = v.bonus_threes[team] || [];
     const opened = v.opened[team];
     return h(
@@ -387,6 +394,9 @@ export function renderActions(state, conn) {
     else button.removeAttribute("title");
   }
   $("joker-count").textContent = fmtNum(state.view.view.account_jokers);
+  const back = $("act-take-back");
+  show(back, state.staged.length > 0);
+  back.disabled = !canAct || !state.staged.length;
   $("stock").disabled = !(canAct && on.draw);
   $("pile").disabled = !(canAct && on.take_pile);
   $("actions").classList.toggle("busy", state.busy);
@@ -398,7 +408,7 @@ export function renderActions(state, conn) {
 
 function renderSuggestions(state, conn, on) {
   const box = $("suggestions");
-  const actions = state.view.view.legal_actions.filter((a) => a.type === "meld" || a.type === "take_pile");
+  const actions = suggestions(state);
   if (!actions.length || !playing(state)) {
     box.replaceChildren();
     show(box, false);
