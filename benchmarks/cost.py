@@ -112,7 +112,7 @@ def _billed_seconds(seconds: float, invocations: float) -> float:
 
 def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
     functions = lambda_functions(match)
-    invocations = sum(match[f"invocations:{f}"] for f in functions)
+    invocations: float = sum(match[f"invocations:{f}"] for f in functions)
     seconds = typical = gb_seconds = gb_seconds_typical = 0.0
     for f in functions:
         own = match[f"own:{f}"] * cpu_slowdown(f)
