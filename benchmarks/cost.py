@@ -24,6 +24,11 @@ their units). Free tiers are left out. Assumptions, printed with the figures:
 * SQS: three requests per message (the send by EventBridge, the Scheduler
   or Step Functions, the event source mapping's receive, and its delete);
   the mappings' empty long polls are a fixed cost per queue, not per match;
+* turn timers: every timer the functions arm (an SQS delay, or a Scheduler
+  schedule for a deadline over 15 minutes: one Scheduler invocation more) is
+  one SQS message delivered, whether it plays a turn or is stale, and one
+  invocation of the timer function; the benchmark's bots outpace their timers,
+  so those it did not see fire are billed as a stale one (``STALE_TIMER_MS``);
 * Step Functions: the states each ticket's execution entered, walking the
   state machine's definition as the match's answers led it (``benchmarks.tickets``:
   one for a ticket answered seated, TryMatch then Abandon for one whose time ran out);
@@ -73,6 +78,9 @@ SECONDS_PER_ACTION = 4.0
 QUEUE_WAIT_SECONDS = 10.0
 PLAYERS = 4
 SQS_REQUESTS_PER_MESSAGE = 3
+STALE_TIMER_MS = 12
+"""A timer that finds its turn over or hands on: one GetItem (and at most one
+conditional update and one SendMessage) in region, billed to the millisecond."""
 GB = 1024**3
 MILLION = 1_000_000
 
@@ -104,7 +112,7 @@ def _billed_seconds(seconds: float, invocations: float) -> float:
 
 def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
     functions = lambda_functions(match)
-    invocations = sum(match[f"invocations:{f}"] for f in functions)
+    invocations: float = sum(match[f"invocations:{f}"] for f in functions)
     seconds = typical = gb_seconds = gb_seconds_typical = 0.0
     for f in functions:
         own = match[f"own:{f}"] * cpu_slowdown(f)
@@ -121,6 +129,11 @@ def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
         typical += billed_typical
         gb_seconds += billed * MEMORY_MB[f] / 1024
         gb_seconds_typical += billed_typical * MEMORY_MB[f] / 1024
+    unseen = max(0.0, match["timers_armed"] - match["timers_delivered"])
+    invocations += unseen
+    stale_gb_seconds = unseen * STALE_TIMER_MS / 1000 * MEMORY_MB["turn.timers"] / 1024
+    gb_seconds += stale_gb_seconds
+    gb_seconds_typical += stale_gb_seconds
     minutes = PLAYERS * (actions * SECONDS_PER_ACTION + QUEUE_WAIT_SECONDS) / 60
     by_service = {
         "Lambda": invocations * LAMBDA_REQUEST + gb_seconds * LAMBDA_ARM_GB_SECOND,

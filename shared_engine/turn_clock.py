@@ -6,7 +6,8 @@ write's version, so that a timer firing for a turn that is over is told apart
 from the current one. One timer per turn, not per move: the draw, melds and
 discard of one turn keep the timer their turn began with, and a move that does
 not change hands sets none (setting it again could only answer "already
-exists", at the cost of a call).
+exists", at the cost of a call). And one timer per table, not per turn: a turn
+that a timer already on its way will reach in time arms none (``timer_covers``).
 """
 
 from __future__ import annotations
@@ -55,3 +56,14 @@ def after_moves(
 def timer_due(clock: TurnClock, version: int) -> bool:
     """Whether the write at ``version`` must set a timer: only the write that began the turn."""
     return clock.deadline is not None and clock.started == version
+
+
+def timer_covers(pending: float | None, deadline: float, now: float) -> bool:
+    """Whether the table's pending timer, due at ``pending``, serves a turn due at ``deadline``.
+
+    One timer per table: a timer still to come (not yet due) and due no later than the
+    deadline fires in time to hand on to whatever turn is current then, so the turn
+    needs none of its own. A timer already due may have fired; one due after the
+    deadline would play the turn late.
+    """
+    return pending is not None and now < pending <= deadline

@@ -227,7 +227,7 @@ class DeadlineTurnTimers:
         self._clock = clock or SystemClock()
 
     def schedule(self, table_id: str, turn_started: int, at: float) -> None:
-        body = json.dumps({"table_id": table_id, "turn_started": turn_started})
+        body = json.dumps({"table_id": table_id, "turn_started": turn_started, "at": at})
         wait = at - self._clock.now()
         if wait <= SQS_MAX_DELAY:
             self._sqs.send_message(

@@ -104,6 +104,7 @@ class Dealer:
             continued=frozenset(),
             updated_at=now,
         )
+        new = self._after_write.timers.before_write(table, new, now)
         started = RoundStarted(
             table_id=table.table_id,
             round=round_number,

@@ -119,6 +119,13 @@ class TableRecord(Frozen):
     and after the match."""
     continued: frozenset[int] = frozenset()
     """The seats whose player sent ``continue`` during the intermission."""
+    timer_at: float | None = None
+    """When the table's pending timer is due (TABLE-2): one timer per table, not per turn.
+    A turn or intermission whose deadline it precedes arms none (``services.common.timers``).
+    None on a table written before it was kept: every turn arms its own, as then."""
+    timer_from: float | None = None
+    """The ``at`` of the timer whose fire recorded ``timer_at`` (None: a turn's write did),
+    so that fire, delivered again after a crash, knows the timer may never have been sent."""
     updated_at: float = 0.0
     turn_moves: tuple[LogEntry, ...] = ()
     """The moves of the turn being played, once written: kept here until the move that ends
@@ -146,6 +153,10 @@ class TableRecord(Frozen):
             self.intermission_until is None or now >= self.intermission_until or not self.awaited()
         )
 
+    def deadline(self) -> float | None:
+        """When the table's timer must fire: the turn's deadline, or the intermission's end."""
+        return self.turn_deadline if self.turn_deadline is not None else self.intermission_until
+
     def evolve(self, **changes: object) -> TableRecord:
         return replace(self, **changes)
 
@@ -172,6 +183,10 @@ class TableRecord(Frozen):
             item["turn_deadline"] = self.turn_deadline
         if self.intermission_until is not None:
             item["intermission_until"] = self.intermission_until
+        if self.timer_at is not None:
+            item["timer_at"] = self.timer_at
+        if self.timer_from is not None:
+            item["timer_from"] = self.timer_from
         if self.continued:
             item["continued"] = _json(sorted(self.continued))
         if self.turn_moves:
@@ -217,6 +232,8 @@ class TableRecord(Frozen):
             turn_started=_int(item["turn_started"]),
             turn_deadline=_float(deadline) if deadline is not None else None,
             intermission_until=_float(until) if until is not None else None,
+            timer_at=_float(item["timer_at"]) if "timer_at" in item else None,
+            timer_from=_float(item["timer_from"]) if "timer_from" in item else None,
             continued=frozenset(json.loads(_str(item["continued"])))
             if "continued" in item
             else frozenset(),

@@ -168,6 +168,9 @@ class TimerMessage(BaseModel):
 
     table_id: str
     turn_started: int
+    """The version that began the turn that armed it: its schedule's name."""
+    at: float | None = None
+    """When it was due; None in a message sent before timers said so."""
 
 
 UNKNOWN_EVENTS = "unknown_events"

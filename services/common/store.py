@@ -129,6 +129,7 @@ class GameStore:
             *(() if new.intermission_until is not None else ("intermission_until",)),
             *(() if new.continued else ("continued",)),
             *(() if new.turn_moves else ("turn_moves",)),
+            *(() if new.timer_from is not None else ("timer_from",)),
         ]
         return Update(
             "games",
@@ -203,6 +204,25 @@ class GameStore:
                 self._table_update(old, new),
                 Put("games", scored.to_item(), when=Absent(), refusal=AlreadyDone()),
                 *(PresenceStore.leave_table(player, old.table_id) for player in leaving),
+            ]
+        )
+
+    def record_timer(self, old: TableRecord, at: float, fired: float | None) -> Outcome:
+        """The table's pending timer is now the one due ``at``, set by the fire of the timer
+        due ``fired``: conditional on the table as read (its version and its pending timer),
+        so that of two fires that read it only one sets a timer (``VersionConflict``: the
+        other did, or the table moved on). The version stays: players see nothing new."""
+        pending = Lacks("timer_at") if old.timer_at is None else Equals("timer_at", old.timer_at)
+        return self._storage.commit(
+            [
+                Update(
+                    "games",
+                    old.key,
+                    set={"timer_at": at, **({"timer_from": fired} if fired is not None else {})},
+                    remove=() if fired is not None else ("timer_from",),
+                    when=all_of(Equals("version", old.version), pending),
+                    refusal=VersionConflict(),
+                )
             ]
         )
 

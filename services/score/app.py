@@ -150,6 +150,7 @@ class ScoreService:
             continued=frozenset(),
             updated_at=now,
         )
+        new = self._after_write.timers.before_write(table, new, now)
         record = ScoreRecord(
             table.table_id, table.round, scored.model_dump(mode="json"), tuple(outbox)
         )

@@ -87,13 +87,12 @@ class TurnService:
         self._store = store
         self._presence = presence
         self._views = views
-        self._timers = timers
         self._clock = clock
         self._telemetry = telemetry
         self._answers = Answers(views, telemetry)
-        self._writer = MoveWriter(store, clock, telemetry, turn_seconds)
-        self._autoplay = AutoPlay(self._writer, telemetry)
         self._after_write = AfterWrite(store, views, timers)
+        self._writer = MoveWriter(store, clock, telemetry, turn_seconds, self._after_write.timers)
+        self._autoplay = AutoPlay(self._writer, telemetry)
         self._after = FollowThrough(store, self._after_write, self._autoplay, views, telemetry)
         dealer = Dealer(
             store=store,
@@ -109,7 +108,6 @@ class TurnService:
             dealer=dealer,
             after_write=self._after_write,
             views=views,
-            timers=timers,
             clock=clock,
             telemetry=telemetry,
         )
@@ -314,24 +312,22 @@ class TurnService:
 
     # --- events and timers ----------------------------------------------------------
 
-    def expire_turn(self, table_id: str, turn_started: int) -> None:
-        """TABLE-2: the timer of a turn fired; auto-play it unless it is already over."""
+    def expire_turn(self, table_id: str, at: float | None) -> None:
+        """TABLE-2: the table's timer, due ``at``, fired: auto-play the current turn if its
+        deadline passed, whichever turn's timer this was; never before it, when the timer
+        is handed on to the current turn (``TableTimers.fired_early``)."""
         self._telemetry.annotate(table_id=table_id)
         table = self._store.get_table(table_id)
-        due = table is not None and table.turn_started == turn_started
-        if table is not None and due and waiting(table):
-            self._intermissions.expire(table)
+        if table is not None and waiting(table):
+            self._intermissions.expire(table, at)
             return
-        state = _state_of(table) if due else None
+        state = _state_of(table)
         if table is None or state is None or not running(table, state):
             self._telemetry.count("timers_stale")
             return
-        if table.turn_deadline is not None and self._clock.now() < table.turn_deadline:
-            # Early (a far deadline's schedule, or clocks apart): never play a turn before
-            # its deadline; the timer is set again for the seconds left.
-            self._telemetry.count("timers_early")
-            if self._timers is not None:
-                self._timers.schedule(table.table_id, table.turn_started, table.turn_deadline)
+        now = self._clock.now()
+        if table.turn_deadline is not None and now < table.turn_deadline:
+            self._telemetry.count(self._after_write.timers.fired_early(table, at, now))
             return
         self._telemetry.count("timers_expired")
         applied = self._autoplay.play_turns(table, state, stretch=False, expired=True)

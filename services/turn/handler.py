@@ -51,7 +51,7 @@ def events(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 def _on_timer(body: dict[str, Any]) -> None:
     timer = TimerMessage.model_validate(body)
-    service().expire_turn(timer.table_id, timer.turn_started)
+    service().expire_turn(timer.table_id, timer.at)
 
 
 @obs.handler

@@ -11,7 +11,7 @@ for another round, or sent twice, writes nothing and is answered with the view.
 
 from __future__ import annotations
 
-from services.common.adapters import Clock, TurnTimers
+from services.common.adapters import Clock
 from services.common.afterwrite import AfterWrite
 from services.common.dealing import Dealer
 from services.common.protocol import ContinueMatch
@@ -38,7 +38,6 @@ class Intermissions:
         dealer: Dealer,
         after_write: AfterWrite,
         views: ViewPusher,
-        timers: TurnTimers | None,
         clock: Clock,
         telemetry: Telemetry,
     ) -> None:
@@ -46,7 +45,6 @@ class Intermissions:
         self._dealer = dealer
         self._after_write = after_write
         self._views = views
-        self._timers = timers
         self._clock = clock
         self._telemetry = telemetry
 
@@ -86,13 +84,12 @@ class Intermissions:
         self._dealer.deal(table.table_id, table.round + 1)
         return True
 
-    def expire(self, table: TableRecord) -> None:
-        """The intermission's timer fired: deal, or, early, set it again for the rest."""
+    def expire(self, table: TableRecord, at: float | None) -> None:
+        """The table's timer (due ``at``) fired: deal, or, early, hand it on to the rest."""
         until = table.intermission_until
-        if until is not None and self._clock.now() < until:
-            self._telemetry.count("timers_early")
-            if self._timers is not None:
-                self._timers.schedule(table.table_id, table.turn_started, until)
+        now = self._clock.now()
+        if until is not None and now < until:
+            self._telemetry.count(self._after_write.timers.fired_early(table, at, now))
             return
         self._telemetry.count("intermissions_expired")
         self.go_on(table)

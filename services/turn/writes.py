@@ -1,8 +1,9 @@
 """The turn service's one write: moves committed at the version they were decided on.
 
 A move by its seat and a stretch of auto-played turns are written alike: the new
-table conditional on the version read, the turn's clock after the moves and the
-postings that pay for them. A move within a turn (a draw, the pile taken, the joker
+table conditional on the version read, the turn's clock after the moves (and the
+table's pending timer, armed first if the new turn needs one) and the postings that
+pay for them. A move within a turn (a draw, the pile taken, the joker
 button, a meld) is kept on the table item (``turn_moves``): one conditional update.
 The move that ends the turn logs the whole turn in one create-only ``LOG`` item, in one
 transaction with the table (``commit_actions``). The turn that ends a round carries
@@ -23,6 +24,7 @@ from services.common.records import LogEntry, LoggedTurn, Outbound, TableRecord
 from services.common.store import GameStore
 from services.common.tableviews import public_move
 from services.common.telemetry import Telemetry
+from services.common.timers import TableTimers
 from services.common.unit_of_work import Committed, Outcome
 from shared_engine import Action, RoundState, action_to_wire, pack
 from shared_engine.turn_clock import TurnClock, after_moves
@@ -87,11 +89,13 @@ class MoveWriter:
         clock: Clock,
         telemetry: Telemetry,
         turn_seconds: int,
+        timers: TableTimers,
     ) -> None:
         self._store = store
         self._clock = clock
         self._telemetry = telemetry
         self._turn_seconds = turn_seconds
+        self._timers = timers
 
     def commit(
         self,
@@ -137,6 +141,7 @@ class MoveWriter:
             turn_deadline=clock.deadline,
             turn_moves=playing,
         )
+        new = self._timers.before_write(table, new, now)
         outcome = self._store.commit_actions(table, new, turns, postings)
         if not isinstance(outcome, Committed):
             return outcome

@@ -236,15 +236,15 @@ def test_the_intermission_s_timer_deals_at_its_end_and_never_before(
 ) -> None:
     scored_round(score, deal, store, presence)
     (armed,) = timers.scheduled
-    table_id, started, _at = armed
+    table_id, _started, at = armed
     clock.advance(PAUSE - 1)
-    turn.expire_turn(table_id, started)
-    assert timers.scheduled == [armed, armed], "set again for the second left"
+    turn.expire_turn(table_id, at)
+    assert timers.scheduled == [armed, armed], "handed on for the second left"
     turn.refresh(table_id)  # a presence change a second early deals nothing either
     table = store.get_table("t1")
     assert table is not None and table.round == 1
     clock.advance(1)
-    turn.expire_turn(table_id, started)
+    turn.expire_turn(table_id, at)
     table = store.get_table("t1")
     assert table is not None and table.round == 2
     # The new round's turn clock starts with the deal, not with the scoring.

@@ -442,7 +442,9 @@ def test_absent_seats_are_auto_played_after_a_move(
     assert [(i.seat, i.auto) for i in logs] == [(1, False), (2, True), (2, True)]
     assert [i.action["type"] for i in logs[1:]] == ["draw", "discard"]
     assert all(i.public is not None and i.public["auto"] for i in logs[1:])
-    assert timers.scheduled[-1] == ("t1", table.turn_started, clock.now() + 60)
+    # The move armed seat 2's timer; it is due by seat 3's deadline, so seat 3's turn arms none.
+    assert timers.scheduled == [("t1", table.version - 1, clock.now() + 60)]
+    assert table.timer_at == clock.now() + 60
     assert pusher.to("c1")[-1]["version"] == table.version
     assert pusher.to("c1")[-1]["last_action"]["auto"] is True
 
@@ -475,13 +477,15 @@ def test_a_timer_before_the_deadline_never_plays_the_turn_and_is_set_again(
     """TABLE-2: a timer that arrives early (Scheduler fires within its minute) waits."""
     table = store.get_table("t1")
     assert table is not None and table.turn_deadline == clock.now() + 60
-    before = snapshot(store, "t1")
     clock.advance(59.5)
-    turn.expire_turn("t1", 1)
-    _unchanged(store, before)
+    turn.expire_turn("t1", table.turn_deadline)
     assert timers.scheduled[-1] == ("t1", 1, table.turn_deadline), "set again for the rest"
+    after = store.get_table("t1")
+    assert after is not None and after.timer_from == table.turn_deadline, "the fire recorded it"
+    assert after.evolve(timer_at=None, timer_from=None) == table, "and nothing else moved"
+    assert not _logs(store)
     clock.advance(0.5)
-    turn.expire_turn("t1", 1)
+    turn.expire_turn("t1", table.turn_deadline)
     (log,) = _logs(store)
     assert log.auto is True, "at the deadline the turn is played"
 
