@@ -29,6 +29,10 @@ their units). Free tiers are left out. Assumptions, printed with the figures:
   one SQS message delivered, whether it plays a turn or is stale, and one
   invocation of the timer function; the benchmark's bots outpace their timers,
   so those it did not see fire are billed as a stale one (``STALE_TIMER_MS``);
+  and at a person's pace the table's one pending timer comes due about once a
+  turn's time (``Settings.turn_seconds``) while the match runs and hands on to
+  the turn then running: ``actions x SECONDS_PER_ACTION / turn_seconds`` more,
+  each billed as a stale one;
 * Step Functions: the states each ticket's execution entered, walking the
   state machine's definition as the match's answers led it (``benchmarks.tickets``:
   one for a ticket answered seated, TryMatch then Abandon for one whose time ran out);
@@ -54,6 +58,7 @@ from benchmarks.usage import (
     cpu_slowdown,
     lambda_functions,
 )
+from services.common.settings import Settings
 
 PRICES_AS_OF = "AWS on-demand list prices as of 2026, us-east-1"
 
@@ -78,6 +83,8 @@ SECONDS_PER_ACTION = 4.0
 QUEUE_WAIT_SECONDS = 10.0
 PLAYERS = 4
 SQS_REQUESTS_PER_MESSAGE = 3
+TURN_SECONDS: int = Settings.model_fields["turn_seconds"].default
+"""The deployed turn time (TABLE-2): how often a person-paced match's pending timer hands on."""
 STALE_TIMER_MS = 12
 """A timer that finds its turn over or hands on: one GetItem (and at most one
 conditional update and one SendMessage) in region, billed to the millisecond."""
@@ -96,6 +103,8 @@ class MatchCost:
     gb_seconds: float
     gb_seconds_typical: float
     stored_gb: float
+    timers: float
+    """Turn timers a person-paced match arms: the run's, and one handed on per turn's time."""
 
     @property
     def total(self) -> float:
@@ -129,12 +138,14 @@ def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
         typical += billed_typical
         gb_seconds += billed * MEMORY_MB[f] / 1024
         gb_seconds_typical += billed_typical * MEMORY_MB[f] / 1024
-    unseen = max(0.0, match["timers_armed"] - match["timers_delivered"])
+    minutes = PLAYERS * (actions * SECONDS_PER_ACTION + QUEUE_WAIT_SECONDS) / 60
+    handed_on = actions * SECONDS_PER_ACTION / TURN_SECONDS
+    timers = match["timers_armed"] + handed_on
+    unseen = max(0.0, timers - match["timers_delivered"])
     invocations += unseen
     stale_gb_seconds = unseen * STALE_TIMER_MS / 1000 * MEMORY_MB["turn.timers"] / 1024
     gb_seconds += stale_gb_seconds
     gb_seconds_typical += stale_gb_seconds
-    minutes = PLAYERS * (actions * SECONDS_PER_ACTION + QUEUE_WAIT_SECONDS) / 60
     by_service = {
         "Lambda": invocations * LAMBDA_REQUEST + gb_seconds * LAMBDA_ARM_GB_SECOND,
         "DynamoDB": match["wru"] * DYNAMODB_WRU
@@ -144,7 +155,7 @@ def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
         * APIGW_WEBSOCKET_MESSAGE
         + minutes * APIGW_CONNECTION_MINUTE,
         "EventBridge": match["events"] * EVENTBRIDGE_CUSTOM_EVENT,
-        "SQS": match["sqs_messages"] * SQS_REQUESTS_PER_MESSAGE * SQS_REQUEST,
+        "SQS": (match["sqs_messages"] + handed_on) * SQS_REQUESTS_PER_MESSAGE * SQS_REQUEST,
         "EventBridge Scheduler": match["scheduler_invocations"] * SCHEDULER_INVOCATION,
         "Step Functions": match["sfn_transitions"] * STEP_FUNCTIONS_TRANSITION,
     }
@@ -157,6 +168,7 @@ def match_cost(match: Work, actions: float, stored_bytes: float) -> MatchCost:
         gb_seconds=gb_seconds,
         gb_seconds_typical=gb_seconds_typical,
         stored_gb=stored_bytes / GB,
+        timers=timers,
     )
 
 
@@ -210,6 +222,14 @@ def figures(usage: Usage, stored_bytes: float) -> list[Figure]:
             "{:.1f}",
             f"{PLAYERS} players x ({SECONDS_PER_ACTION:.0f} s per action + "
             f"{QUEUE_WAIT_SECONDS:.0f} s queued)",
+        ),
+        Figure(
+            SECTION,
+            "  assumed: turn timers per match",
+            cost.timers,
+            "{:.1f}",
+            f"{usage.per_match['timers_armed']:.1f} armed in the run + one handed on every "
+            f"{TURN_SECONDS} s of a person's match; each one SQS message and one invocation",
         ),
         Figure(
             SECTION,
