@@ -15,8 +15,11 @@ happen is a turn nobody plays):
   timer (it fires, hands on or is ignored), never a recorded timer that was not sent.
   A write that loses its race after arming leaves the same harmless extra.
 * A fire hands on with a conditional update of ``timer_at`` first (so of two fires
-  that raced, one arms), then sends. A crash between the two leaves the fire's
-  message in the queue (it is deleted only once handled), and the record names it
+  that raced, one arms), then sends. One that loses its race reads the table again
+  and decides again: the write that came first may be a move within the turn (the
+  deadline unchanged, no timer armed) or a turn begun that relied on this very
+  timer. A crash between the update and the send leaves the fire's message in the
+  queue (it is deleted only once handled), and the record names it
   (``timer_from``): delivered again, it arms once more rather than trust the timer it
   recorded.
 * A turn's write relies on a recorded timer only while it is still to come; a later
@@ -59,13 +62,17 @@ class TableTimers:
         self._timers.schedule(new.table_id, new.turn_started, deadline)
         return new.evolve(timer_at=deadline, timer_from=None)
 
-    def fired_early(self, table: TableRecord, fired: float | None, now: float) -> str:
+    def fired_early(
+        self, table: TableRecord, fired: float | None, now: float, *, raced: bool = False
+    ) -> str:
         """A timer due ``fired`` (None: a message older than ``timer_at``) arrived before the
         table's current deadline: hand on, unless another timer is coming in time. What
-        happened, as the counter to count."""
+        happened, as the counter to count: ``timers_raced`` if another write of the table
+        came first, when the caller decides again on the table as it is then (``raced``:
+        a record naming this fire is then another delivery's, which sends it)."""
         deadline = table.deadline()
         assert deadline is not None and now < deadline, "only a timer that is early hands on"
-        mine = fired is not None and fired in (table.timer_at, table.timer_from)
+        mine = not raced and fired is not None and fired in (table.timer_at, table.timer_from)
         if self._timers is None or (not mine and timer_covers(table.timer_at, deadline, now)):
             return "timers_stale"
         outcome = self._store.record_timer(table, deadline, fired)

@@ -51,6 +51,10 @@ from shared_engine import EngineError, RoundState, unpack
 from shared_engine.actions import JokerButton
 from shared_engine.state import with_account_jokers
 
+TIMER_RACES = 3
+"""How often a timer that lost its race to another write of the table reads it again."""
+
+
 CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | ContinueMatch | Hello | Ping] = TypeAdapter(
     # Built by the first message: the events and timers paths never read one.
     TurnMessage,
@@ -315,24 +319,33 @@ class TurnService:
     def expire_turn(self, table_id: str, at: float | None) -> None:
         """TABLE-2: the table's timer, due ``at``, fired: auto-play the current turn if its
         deadline passed, whichever turn's timer this was; never before it, when the timer
-        is handed on to the current turn (``TableTimers.fired_early``)."""
+        is handed on to the current turn (``TableTimers.fired_early``). A hand-on that lost
+        its race to another write decides again on the table as that write left it: a
+        draw landing as the timer fires must not leave its turn with no timer coming."""
         self._telemetry.annotate(table_id=table_id)
+        for attempt in range(TIMER_RACES):
+            if self._expire(table_id, at, raced=attempt > 0) != "timers_raced":
+                return
+        raise RuntimeError("the timer lost its race on every attempt: delivered again")
+
+    def _expire(self, table_id: str, at: float | None, *, raced: bool) -> str:
         table = self._store.get_table(table_id)
         if table is not None and waiting(table):
-            self._intermissions.expire(table, at)
-            return
+            return self._intermissions.expire(table, at, raced=raced)
         state = _state_of(table)
         if table is None or state is None or not running(table, state):
             self._telemetry.count("timers_stale")
-            return
+            return "timers_stale"
         now = self._clock.now()
         if table.turn_deadline is not None and now < table.turn_deadline:
-            self._telemetry.count(self._after_write.timers.fired_early(table, at, now))
-            return
+            outcome = self._after_write.timers.fired_early(table, at, now, raced=raced)
+            self._telemetry.count(outcome)
+            return outcome
         self._telemetry.count("timers_expired")
         applied = self._autoplay.play_turns(table, state, stretch=False, expired=True)
         if applied is not None:
             self._after(applied)
+        return "timers_expired"
 
     def on_event(self, event: RoundStarted | PlayerConnected | PlayerDisconnected) -> None:
         """A round started or a seat's presence changed: auto-play if needed, show everyone."""

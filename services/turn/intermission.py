@@ -84,15 +84,18 @@ class Intermissions:
         self._dealer.deal(table.table_id, table.round + 1)
         return True
 
-    def expire(self, table: TableRecord, at: float | None) -> None:
-        """The table's timer (due ``at``) fired: deal, or, early, hand it on to the rest."""
+    def expire(self, table: TableRecord, at: float | None, *, raced: bool = False) -> str:
+        """The table's timer (due ``at``) fired: deal, or, early, hand it on to the rest
+        (``TableTimers.fired_early``). What happened, as the counter counted."""
         until = table.intermission_until
         now = self._clock.now()
+        outcome = "intermissions_expired"
         if until is not None and now < until:
-            self._telemetry.count(self._after_write.timers.fired_early(table, at, now))
-            return
-        self._telemetry.count("intermissions_expired")
-        self.go_on(table)
+            outcome = self._after_write.timers.fired_early(table, at, now, raced=raced)
+        self._telemetry.count(outcome)
+        if outcome == "intermissions_expired":
+            self.go_on(table)
+        return outcome
 
     def _answer(self, table: TableRecord, seat: int, connection_id: str, cid: str | None) -> None:
         if table.state is None:

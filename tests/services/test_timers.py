@@ -131,6 +131,34 @@ def test_two_fires_that_race_arm_one_timer(
     assert [at for _, _, at in timers.scheduled] == [fast, _table(store).turn_deadline]
 
 
+def test_a_fire_that_races_a_move_of_the_turn_still_hands_on(
+    *,
+    fast: float,
+    turn: TurnService,
+    store: GameStore,
+    timers: RecordingTimers,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TABLE-2: seat 3 draws between the fire's read and its record. The draw arms nothing
+    (its turn began earlier) and keeps the fired timer's ``timer_at``: the fire that lost
+    must read again and hand on, or seat 3's turn would never be auto-played."""
+    original = store.record_timer
+
+    def racing(*args: Any, **kwargs: Any) -> Outcome:
+        monkeypatch.setattr(store, "record_timer", original)
+        _move(turn, store, 3, {"type": "draw"})
+        return original(*args, **kwargs)
+
+    clock.advance(fast - clock.now())
+    monkeypatch.setattr(store, "record_timer", racing)
+    turn.expire_turn("t1", fast)
+    table = _table(store)
+    assert [m.action["type"] for m in table.turn_moves] == ["draw"]
+    assert timers.scheduled[-1] == ("t1", table.turn_started, table.turn_deadline)
+    assert table.timer_at == table.turn_deadline
+
+
 def test_a_stale_timer_of_an_earlier_round_hands_on(
     turn: TurnService,
     store: GameStore,
