@@ -109,10 +109,11 @@ fmt: install
 bench: install
 	$(PY) -m benchmarks $(if $(QUICK),--quick)
 
-# The cost of a match per AWS service, this checkout beside earlier ones in one run
+# The cost of a match per AWS service, this checkout beside earlier ones in one run, the
+# median of MATCHES (3) matches of each kind: one match's length varies with its deal
 # (docs/performance.md): BEFORE="label=dir ..." (e.g. a git worktree of an earlier commit).
 cost: install
-	$(PY) -m benchmarks.compare --matches $(or $(MATCHES),1) $(foreach b,$(BEFORE),--before $(b))
+	$(PY) -m benchmarks.compare --matches $(or $(MATCHES),3) $(foreach b,$(BEFORE),--before $(b))
 
 # The goals' figures (docs/performance.md): bots, engine vs its peer, cold start as deployed.
 figures: install

@@ -40,7 +40,7 @@ USAGE = (
     ("EventBridge events", "events"),
     ("Step Functions transitions", "sfn_transitions"),
     ("SQS messages", "sqs_messages"),
-    ("Turn timers armed (each delivered once, stale or not)", "timers_armed"),
+    ("Turn timers armed in the run", "timers_armed"),
     ("Scheduler invocations", "scheduler_invocations"),
     ("Lambda invocations", "invocations"),
 )
