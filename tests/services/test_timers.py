@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -106,53 +107,47 @@ def test_a_timer_with_another_coming_in_time_arms_nothing(
     assert _table(store).timer_at == fast
 
 
+Race = Callable[[Callable[[], object], float], None]
+
+
+@pytest.fixture
+def fire_raced(
+    turn: TurnService, store: GameStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Race:
+    """``fire_raced(first, due)``: the timer due ``due`` fires, and ``first`` writes the
+    table between the fire's read and its record of the timer it hands on."""
+
+    def fire(first: Callable[[], object], due: float) -> None:
+        original = store.record_timer
+
+        def racing(*args: Any, **kwargs: Any) -> Outcome:
+            monkeypatch.setattr(store, "record_timer", original)
+            first()
+            return original(*args, **kwargs)
+
+        clock.advance(due - clock.now())
+        monkeypatch.setattr(store, "record_timer", racing)
+        turn.expire_turn("t1", due)
+
+    return fire
+
+
 def test_two_fires_that_race_arm_one_timer(
-    *,
-    fast: float,
-    deps: dict[str, Any],
-    turn: TurnService,
-    store: GameStore,
-    timers: RecordingTimers,
-    clock: FakeClock,
-    monkeypatch: pytest.MonkeyPatch,
+    fast: float, deps: dict[str, Any], store: GameStore, timers: RecordingTimers, fire_raced: Race
 ) -> None:
     """SQS delivers a message twice: both read the table before either records."""
     other = build(TurnService, deps)
-    original = store.record_timer
-
-    def racing(*args: Any, **kwargs: Any) -> Outcome:
-        monkeypatch.setattr(store, "record_timer", original)
-        other.expire_turn("t1", fast)
-        return original(*args, **kwargs)
-
-    clock.advance(fast - clock.now())
-    monkeypatch.setattr(store, "record_timer", racing)
-    turn.expire_turn("t1", fast)
+    fire_raced(lambda: other.expire_turn("t1", fast), fast)
     assert [at for _, _, at in timers.scheduled] == [fast, _table(store).turn_deadline]
 
 
 def test_a_fire_that_races_a_move_of_the_turn_still_hands_on(
-    *,
-    fast: float,
-    turn: TurnService,
-    store: GameStore,
-    timers: RecordingTimers,
-    clock: FakeClock,
-    monkeypatch: pytest.MonkeyPatch,
+    fast: float, turn: TurnService, store: GameStore, timers: RecordingTimers, fire_raced: Race
 ) -> None:
     """TABLE-2: seat 3 draws between the fire's read and its record. The draw arms nothing
     (its turn began earlier) and keeps the fired timer's ``timer_at``: the fire that lost
     must read again and hand on, or seat 3's turn would never be auto-played."""
-    original = store.record_timer
-
-    def racing(*args: Any, **kwargs: Any) -> Outcome:
-        monkeypatch.setattr(store, "record_timer", original)
-        _move(turn, store, 3, {"type": "draw"})
-        return original(*args, **kwargs)
-
-    clock.advance(fast - clock.now())
-    monkeypatch.setattr(store, "record_timer", racing)
-    turn.expire_turn("t1", fast)
+    fire_raced(lambda: _move(turn, store, 3, {"type": "draw"}), fast)
     table = _table(store)
     assert [m.action["type"] for m in table.turn_moves] == ["draw"]
     assert timers.scheduled[-1] == ("t1", table.turn_started, table.turn_deadline)
