@@ -147,7 +147,7 @@ class Console:
     ) -> dict[str, Any]:
         """Everything about a table, the replay's verdict, and a seat's view if asked."""
         table = self._table(table_id)
-        played = rounds_of(self._games.records(table_id))
+        played = rounds_of(self._games.history.records(table_id))
         verdict = verify(
             played,
             variant=table.variant,

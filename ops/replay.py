@@ -61,7 +61,7 @@ class Verdict:
 
 
 def rounds_of(history: TableHistory) -> list[Round]:
-    """The rounds of a table from its records (``GameStore.records``), in order."""
+    """The rounds of a table from its records (``TableArchive.records``), in order."""
     scores = {score.round: score.result for score in history.scores}
     return [
         Round(

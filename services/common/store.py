@@ -63,6 +63,11 @@ class GameStore:
         """The tables' logs: a ``LOG`` item per turn, its moves in the order played."""
         return MoveLog(self._storage)
 
+    @property
+    def history(self) -> TableArchive:
+        """Everything a table's items hold, as records: what an operator and a test read."""
+        return TableArchive(self._storage)
+
     def get_table(self, table_id: str) -> TableRecord | None:
         item = self._storage.get("games", table_key(table_id))
         return TableRecord.from_item(item) if item else None
@@ -77,34 +82,6 @@ class GameStore:
         read of the storage: a score the relay announced is always seen)."""
         items = self._storage.query("games", constants.table_pk(table_id), prefix=SCORES)
         return tuple(map(ScoreRecord.from_item, items))
-
-    def keys(self, table_id: str, prefix: str = "") -> list[str]:
-        """The sort keys of the table's items that start with ``prefix``, in key order: which
-        rounds, scores and log entries exist, and that nothing else does."""
-        items = self._storage.query("games", constants.table_pk(table_id), prefix=prefix or None)
-        return [str(item["sk"]) for item in items]
-
-    def table_outbox(self, table_id: str) -> tuple[Outbound, ...]:
-        """The events the ``TABLE`` item was created with (``TableFormed``), until the first
-        deal sheds them; a round's, score's or log entry's are its record's ``outbox``."""
-        item = self._storage.get("games", table_key(table_id))
-        return tuple(outbox_events(item)) if item else ()
-
-    def records(self, table_id: str) -> TableHistory:
-        """Every round, logged turn and score of a table, as records, and the moves of the
-        turn being played (``python -m ops``: a replay meets the live state mid-turn too)."""
-        items = self._storage.query("games", constants.table_pk(table_id))
-
-        def of(prefix: str) -> list[Item]:
-            return [i for i in items if str(i["sk"]).startswith(prefix)]
-
-        live = [i for i in items if i["sk"] == constants.TABLE_SK]
-        return TableHistory(
-            rounds=tuple(map(RoundRecord.from_item, of("ROUND#"))),
-            turns=tuple(map(LoggedTurn.from_item, of("LOG#"))),
-            scores=tuple(map(ScoreRecord.from_item, of(SCORES))),
-            playing=TableRecord.from_item(live[0]).turn_moves if live else (),
-        )
 
     # --- writes -----------------------------------------------------------------
 
@@ -325,3 +302,39 @@ class MoveLog:
             )
         )
         return isinstance(outcome, Committed)
+
+
+class TableArchive:
+    """A table's items read whole, never on the game loop's path: which exist, what a new
+    table carries and every record a replay needs (``python -m ops``, the tests)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def keys(self, table_id: str, prefix: str = "") -> list[str]:
+        """The sort keys of the table's items that start with ``prefix``, in key order: which
+        rounds, scores and log entries exist, and that nothing else does."""
+        items = self._storage.query("games", constants.table_pk(table_id), prefix=prefix or None)
+        return [str(item["sk"]) for item in items]
+
+    def table_outbox(self, table_id: str) -> tuple[Outbound, ...]:
+        """The events the ``TABLE`` item was created with (``TableFormed``), until the first
+        deal sheds them; a round's, score's or log entry's are its record's ``outbox``."""
+        item = self._storage.get("games", table_key(table_id))
+        return tuple(outbox_events(item)) if item else ()
+
+    def records(self, table_id: str) -> TableHistory:
+        """Every round, logged turn and score of a table, as records, and the moves of the
+        turn being played (``python -m ops``: a replay meets the live state mid-turn too)."""
+        items = self._storage.query("games", constants.table_pk(table_id))
+
+        def of(prefix: str) -> list[Item]:
+            return [i for i in items if str(i["sk"]).startswith(prefix)]
+
+        live = [i for i in items if i["sk"] == constants.TABLE_SK]
+        return TableHistory(
+            rounds=tuple(map(RoundRecord.from_item, of("ROUND#"))),
+            turns=tuple(map(LoggedTurn.from_item, of("LOG#"))),
+            scores=tuple(map(ScoreRecord.from_item, of(SCORES))),
+            playing=TableRecord.from_item(live[0]).turn_moves if live else (),
+        )

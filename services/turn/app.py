@@ -65,9 +65,8 @@ CLIENT_MESSAGE: TypeAdapter[Play | Sync | Say | ContinueMatch | Hello | Ping] = 
 class TurnService:
     """What the handlers call: a seat's messages, round and presence events, turn timers.
 
-    The steps every use case shares are built here from the service's ports: the
-    answers to a sender, the write of moves, the auto-play of the seats nobody
-    plays and what follows a write.
+    The steps every use case shares (answers to a sender, the write of moves, the
+    auto-play of seats nobody plays, what follows a write) are built here from its ports.
     """
 
     def __init__(
@@ -202,9 +201,8 @@ class TurnService:
         """Apply the message's moves for the player's own seat (``move`` and ``then``, one
         turn's, in one write), or answer that connection with why not.
 
-        Each attempt reads the table once and decides on that record alone. An
-        attempt that loses the race to another write is followed by one more,
-        whose read is the table as that write left it.
+        Each attempt decides on one read of the table alone. An attempt that loses the
+        race to another write is followed by one more, on the table that write left.
         """
         self._telemetry.annotate(table_id=message.table_id)
         moves = MoveSequence.of(message)
@@ -317,11 +315,10 @@ class TurnService:
     # --- events and timers ----------------------------------------------------------
 
     def expire_turn(self, table_id: str, at: float | None) -> None:
-        """TABLE-2: the table's timer, due ``at``, fired: auto-play the current turn if its
-        deadline passed, whichever turn's timer this was; never before it, when the timer
-        is handed on to the current turn (``TableTimers.fired_early``). A hand-on that lost
-        its race to another write decides again on the table as that write left it: a
-        draw landing as the timer fires must not leave its turn with no timer coming."""
+        """TABLE-2: the table's timer, due ``at``, fired: auto-play the current turn once its
+        deadline passed, else hand the timer on to it (``TableTimers.fired_early``). A
+        hand-on that lost its race to a move decides again on the table that move left:
+        a draw landing as the timer fires must not leave its turn with no timer coming."""
         self._telemetry.annotate(table_id=table_id)
         for attempt in range(TIMER_RACES):
             if self._expire(table_id, at, raced=attempt > 0) != "timers_raced":

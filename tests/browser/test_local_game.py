@@ -239,7 +239,7 @@ class Games:
 
     def logs(self, table_id: str) -> tuple[LogEntry, ...]:
         """Every move the server logged at the table, every round's, in order."""
-        return self._store.records(table_id).logs
+        return self._store.history.records(table_id).logs
 
     def read(self, table_id: str) -> tuple[int, RoundState]:
         table = self.table(table_id)

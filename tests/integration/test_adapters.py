@@ -218,7 +218,11 @@ class _At:
 
 
 NOW = 1_800_000_000.0
-BODY = json.dumps({"table_id": "t1", "turn_started": 7})
+
+
+def _body(at: float) -> str:
+    """The timer's message: the table, its turn's key, and when it is due (``timer_at``)."""
+    return json.dumps({"table_id": "t1", "turn_started": 7, "at": at})
 
 
 def _timers(sqs: Any, scheduler: Any) -> DeadlineTurnTimers:
@@ -242,7 +246,11 @@ def test_a_near_deadline_is_a_message_delayed_to_the_second(seconds: float, dela
         stubbed.add_response(
             "send_message",
             {"MessageId": "m"},
-            {"QueueUrl": "https://q/1/timers", "MessageBody": BODY, "DelaySeconds": delay},
+            {
+                "QueueUrl": "https://q/1/timers",
+                "MessageBody": _body(NOW + seconds),
+                "DelaySeconds": delay,
+            },
         )
         _timers(sqs, scheduler).schedule("t1", 7, NOW + seconds)
         stubbed.assert_no_pending_responses()
@@ -266,7 +274,7 @@ def test_a_far_deadline_is_a_schedule_a_minute_early_to_the_timer_queue() -> Non
                 "Target": {
                     "Arn": "arn:queue",
                     "RoleArn": "arn:role",
-                    "Input": BODY,
+                    "Input": _body(NOW + 3600),
                     # Undeliverable, it is kept there (and alarmed on), not dropped.
                     "DeadLetterConfig": {"Arn": "arn:dead-letters"},
                 },

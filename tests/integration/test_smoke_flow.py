@@ -30,7 +30,7 @@ def test_a_three_round_match(harness: Harness) -> None:
     assert rounds_played >= 3, "MATCH-1: three rounds (more only after a tie, MATCH-2)"
 
     # The audit replay of seeds and logs gives back every score and the match totals.
-    rounds = replay(rounds_of(harness.store.records("t1")), variant="twos-meld")
+    rounds = replay(rounds_of(harness.store.history.records("t1")), variant="twos-meld")
     assert [r.round.number for r in rounds] == list(range(1, rounds_played + 1))
     assert all(r.commitment_ok for r in rounds), "DEAL-4: every shuffle matches its commitment"
     assert all(r.refused is None and r.final.round_over for r in rounds)

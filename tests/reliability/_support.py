@@ -554,7 +554,7 @@ def audit_problems(harness: Harness, table_id: str) -> list[str]:
     """What the operators' replay (``ops/replay.py``, ``python -m ops match``) finds wrong:
     every commitment, logged move, score, the live state and the totals are checked."""
     table = harness.table(table_id)
-    played = rounds_of(harness.store.records(table_id))
+    played = rounds_of(harness.store.history.records(table_id))
     return verify(
         played,
         variant=table.variant,

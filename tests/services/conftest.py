@@ -148,9 +148,9 @@ def snapshot(store: GameStore, table_id: str) -> tuple[object, ...]:
     and the events it carries, its rounds, log entries and scores, and which items exist."""
     return (
         store.get_table(table_id),
-        store.table_outbox(table_id),
-        store.records(table_id),
-        store.keys(table_id),
+        store.history.table_outbox(table_id),
+        store.history.records(table_id),
+        store.history.keys(table_id),
     )
 
 

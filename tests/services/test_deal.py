@@ -74,8 +74,8 @@ def test_table_formed_deals_round_one_from_a_fresh_seed(
     (seed,) = entropy.issued
     state = unpack(table.state)
     assert state == start_round(seed, dealer=4, account_jokers=state.account_jokers)
-    assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
-    (dealt,) = store.records("t1").rounds
+    assert store.history.keys("t1", "ROUND#") == ["ROUND#0001"]
+    (dealt,) = store.history.records("t1").rounds
     assert dealt.seed == seed
     assert dealt.commitment == commitment(seed, shuffled(seed))
     assert dealt.dealer == 4
@@ -112,7 +112,7 @@ def test_table_formed_twice_deals_once(
     first = snapshot(store, "t1")
     deal.table_formed(_formed())
     assert snapshot(store, "t1") == first
-    assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
+    assert store.history.keys("t1", "ROUND#") == ["ROUND#0001"]
     assert len(entropy.issued) == 1
     assert len(timers.scheduled) == 1
 
@@ -129,7 +129,7 @@ def test_the_next_round_is_dealt_once_with_the_match_totals(
     table = store.get_table("t1")
     assert table is not None and table.state is not None
     assert (table.round, table.version, table.turn_started) == (2, 51, 51)
-    assert store.keys("t1", "ROUND#") == ["ROUND#0002"]
+    assert store.history.keys("t1", "ROUND#") == ["ROUND#0002"]
     state = unpack(table.state)
     assert state.dealer == dealer_of_round(2) == 1
     assert state.turn == 2
@@ -186,8 +186,8 @@ def test_a_concurrent_deal_loses_quietly(
     store.start_round = racing  # type: ignore[method-assign]
     deal.deal("t1", 1)
 
-    assert store.keys("t1", "ROUND#") == ["ROUND#0001"]
-    (dealt,) = store.records("t1").rounds
+    assert store.history.keys("t1", "ROUND#") == ["ROUND#0001"]
+    (dealt,) = store.history.records("t1").rounds
     assert dealt.seed == "rival-1"
     table = store.get_table("t1")
     assert table is not None and table.version == 1

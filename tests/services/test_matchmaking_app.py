@@ -323,7 +323,7 @@ def test_four_waiting_players_are_seated_in_one_transaction(w: World) -> None:
         0,
         0,
     )
-    (formed,) = w.store.table_outbox(table_id)
+    (formed,) = w.store.history.table_outbox(table_id)
     assert (formed.detail_type, formed.source) == ("TableFormed", "canasta.matchmaking")
     assert formed.detail == {
         "table_id": table_id,
@@ -453,7 +453,7 @@ def test_whoever_queues_is_a_player_whatever_their_id(w: World) -> None:
     table = w.store.get_table(table_id)
     assert table is not None
     assert [table.seats[s].bot for s in (1, 2, 3, 4)] == [False] * 4
-    (formed,) = w.store.table_outbox(table_id)
+    (formed,) = w.store.history.table_outbox(table_id)
     assert [formed.detail["seats"][s]["bot"] for s in "1234"] == [False] * 4
 
 
@@ -797,8 +797,8 @@ def test_the_hosts_level_is_stored_on_every_bot_seat_and_in_table_formed(w: Worl
         3: (True, "hard"),
         4: (True, "hard"),
     }
-    assert w.store.keys(table_id) == [constants.TABLE_SK]
-    (formed,) = w.store.table_outbox(table_id)
+    assert w.store.history.keys(table_id) == [constants.TABLE_SK]
+    (formed,) = w.store.history.table_outbox(table_id)
     assert formed.detail_type == "TableFormed"
     levels = {s: p.get("level") for s, p in formed.detail["seats"].items()}
     assert levels == {"1": None, "2": "hard", "3": "hard", "4": "hard"}

@@ -252,7 +252,7 @@ def test_a_close_planned_before_a_move_refuses_and_aborts_nothing(
         service.apply(apply, OPERATOR)
     assert refused.value.code == "plan_changed"
     assert games.get_table("t1") == moved
-    assert games.keys("t1", constants.CLOSED_SK) == []
+    assert games.history.keys("t1", constants.CLOSED_SK) == []
     (record,) = audit(storage, clock)
     assert (record.outcome, record.changes["error"]) == ("refused", "plan_changed")
 
@@ -270,7 +270,7 @@ def test_a_move_between_the_close_s_read_and_its_write_makes_it_refuse(
         service.apply(apply, OPERATOR)
     assert refused.value.code == "plan_changed"
     assert games.get_table("t1") == moved[0]
-    assert games.keys("t1", constants.CLOSED_SK) == []
+    assert games.history.keys("t1", constants.CLOSED_SK) == []
 
 
 def test_a_close_ends_the_table_shows_the_seats_and_is_done_once(

@@ -63,7 +63,7 @@ def test_a_last_round_is_scored_and_ends_the_match(
     table = store.get_table("t1")
     assert table is not None
     assert (table.version, table.status, table.totals) == (61, "finished", (a.total, b.total))
-    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
+    assert store.history.keys("t1", "SCORE#") == ["SCORE#0001"]
     scored = store.score("t1", 1)
     assert scored is not None
     result = scored.result
@@ -95,7 +95,7 @@ def test_a_duplicate_round_ended_scores_nothing_twice(
     score.round_ended(_ended())
     score.round_ended(_ended())
     assert snapshot(store, "t1") == after_first
-    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
+    assert store.history.keys("t1", "SCORE#") == ["SCORE#0001"]
 
     # A redelivery announces the same result again (its first announcement may have
     # been lost with the failure that caused it): the same messages, nothing new. Each
@@ -210,7 +210,7 @@ def test_a_lost_race_is_retried(
     monkeypatch.setattr(store, "record_score", flaky)
     score.round_ended(_ended())
     assert len(calls) == 2
-    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
+    assert store.history.keys("t1", "SCORE#") == ["SCORE#0001"]
     table = store.get_table("t1")
     assert table is not None and table.version == 61
 
@@ -235,7 +235,7 @@ def test_two_scorers_racing_score_once(
     a, b = score_round(state)
     assert table is not None
     assert (table.version, table.totals) == (61, (a.total, b.total))
-    assert store.keys("t1", "SCORE#") == ["SCORE#0001"]
+    assert store.history.keys("t1", "SCORE#") == ["SCORE#0001"]
 
 
 def _seats(presence: PresenceStore) -> dict[str, str | None]:

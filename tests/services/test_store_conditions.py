@@ -121,7 +121,7 @@ def test_a_deal_at_an_old_version_conflicts_and_deals_nothing(store: GameStore) 
     new = read.evolve(version=6, round=2, state="dealt")
     assert store.start_round(old=read, new=new, dealt=dealt()) == VersionConflict()
     assert store.get_table("t1") == now
-    assert store.keys("t1", "ROUND#") == []
+    assert store.history.keys("t1", "ROUND#") == []
 
 
 def test_a_score_at_an_old_version_conflicts_and_scores_nothing(store: GameStore) -> None:
@@ -145,7 +145,7 @@ def test_a_close_at_an_old_version_conflicts_and_closes_nothing(
     void = [Posting("p1", "void:t1:escrow:1", "void", points=100, match="t1")]
     assert store.close_table(read, new, closed, void) == VersionConflict()
     assert store.get_table("t1") == now
-    assert store.keys("t1", constants.CLOSED_SK) == []
+    assert store.history.keys("t1", constants.CLOSED_SK) == []
     assert Ledger(storage).balance("p1") == Balance(0, 0)
 
 

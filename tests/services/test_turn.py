@@ -77,11 +77,11 @@ def _discard(state: RoundState, seat: int, index: int = 0) -> dict[str, Any]:
 
 
 def _logs(store: GameStore) -> tuple[LogEntry, ...]:
-    return store.records("t1").logs
+    return store.history.records("t1").logs
 
 
 def _turns(store: GameStore) -> tuple[LoggedTurn, ...]:
-    return store.records("t1").turns
+    return store.history.records("t1").turns
 
 
 def _unchanged(store: GameStore, before: tuple[object, ...]) -> None:
@@ -107,7 +107,7 @@ def test_a_move_is_applied_logged_and_shown_to_each_seat(
     assert (table.version, table.turn_started) == (2, 2)
     assert table.turn_deadline == clock.now() + 60
     (log,) = _logs(store)
-    assert store.keys("t1", "LOG#") == ["LOG#0001#000001"]
+    assert store.history.keys("t1", "LOG#") == ["LOG#0001#000001"]
     assert (log.seat, log.action, log.auto) == (1, move, False)
     # The log entry is the move's record for the audit, the replay and a sync's move log;
     # it publishes nothing, since nothing on the bus reads single moves.
@@ -821,7 +821,7 @@ def test_a_move_within_a_turn_is_answered_to_the_mover_alone_and_the_turn_shown_
     assert (to, answer["cid"], answer["version"]) == ("c2", "d-1", 3)
     draw = {"seat": 2, "type": "draw", "auto": False, "version": 3}
     assert answer["moves"] == [draw]
-    assert store.keys("t1", "LOG#") == ["LOG#0001#000001"], "the draw is not logged yet"
+    assert store.history.keys("t1", "LOG#") == ["LOG#0001#000001"], "the draw is not logged yet"
 
     # The draw sent again (its answer lost) is stale: nothing written, nobody else told.
     before = snapshot(store, "t1")
@@ -843,7 +843,7 @@ def test_a_move_within_a_turn_is_answered_to_the_mover_alone_and_the_turn_shown_
         (2, discard, 3),
     ]
     assert logged.outbox == (), "a turn that does not end the round publishes nothing"
-    assert store.keys("t1", "LOG#") == ["LOG#0001#000001", "LOG#0001#000003"]
+    assert store.history.keys("t1", "LOG#") == ["LOG#0001#000001", "LOG#0001#000003"]
     ended = {"seat": 2, **discard, "auto": False, "version": 4}
     assert pusher.to("c2") == [pusher.to("c2")[0]] and pusher.to("c2")[0]["moves"] == [ended]
     for seat in (1, 3, 4):
@@ -1058,7 +1058,7 @@ def test_a_round_logged_a_move_an_item_reads_on_with_its_turns_logged_whole(
 
     def replayed(table: TableRecord) -> list[str]:
         return verify(
-            rounds_of(store.records("t1")),
+            rounds_of(store.history.records("t1")),
             variant=table.variant,
             live_state=table.state,
             live_round=1,

@@ -80,7 +80,7 @@ def test_a_stale_move_other_than_the_lost_one_repairs_nothing(
     assert [m["code"] for m in pusher.to(connection, "error")] == ["stale_version"]
     assert _others_frames(pusher, connection) == 0
     assert telemetry.metrics.get("answers_repaired", 0) == 0
-    (logged,) = store.records("t1").turns
+    (logged,) = store.history.records("t1").turns
     assert not logged.repaired, "the lost move's repair is still to come"
 
 
@@ -104,7 +104,7 @@ def test_the_lost_move_re_sent_repairs_once(
     for seat in (2, 3, 4):
         (view,) = pusher.to(f"c{seat}")
         assert [m["type"] for m in view["moves"]] == ["discard"], "with the turn's moves"
-    (logged,) = store.records("t1").turns
+    (logged,) = store.history.records("t1").turns
     assert logged.repaired
 
 
@@ -131,4 +131,4 @@ def test_a_move_within_a_turn_re_sent_is_answered_stale_and_repairs_nothing(
     assert answer[0] == "c2" and answer[1]["code"] == "stale_version"
     assert answer[1]["view"]["version"] == 3 and answer[1]["view"]["view"]["phase"] == "play"
     assert telemetry.metrics.get("answers_repaired", 0) == 0
-    assert [t.repaired for t in store.records("t1").turns] == [False]
+    assert [t.repaired for t in store.history.records("t1").turns] == [False]

@@ -108,7 +108,7 @@ def test_a_turns_melds_and_discard_are_one_write_one_answer_one_push_turn_1(
     after = apply(apply(state, seat, parse_action(meld))[0], seat, parse_action(discard))[0]
     assert _table_state(store) == (version + 1, after), "one write, both moves applied"
     assert telemetry.metrics["actions_applied"] - applied_before == 2
-    logged = store.records("t1").turns[-1]
+    logged = store.history.records("t1").turns[-1]
     assert [(m.seat, m.action) for m in logged.moves[-2:]] == [(seat, meld), (seat, discard)]
     assert [m.public["version"] for m in logged.moves if m.public] == [
         version,
