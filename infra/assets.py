@@ -10,7 +10,7 @@
   without them every cold start compiles every module again and keeps nothing.
   They are hash-based and unchecked: the asset's zip does not keep the sources'
   modification times, which timestamp-checked bytecode would compare and reject.
-- Layer: the runtime dependencies (pydantic, Powertools, PyJWT with cryptography)
+- Layer: the runtime dependencies (pydantic, Powertools, PyJWT with cryptography, OpenSkill)
   installed by pip for the Lambda platform (``manylinux2014_aarch64``, CPython of
   the runtime's version) into ``<build>/layer/python``, only when bundling
   (``-c bundle=true``). Without it the layer is a placeholder: synth stays fast
@@ -40,7 +40,7 @@ SOURCE_PACKAGES = ("shared_engine", "services")
 DEVELOPMENT_MODULES = ("shared_engine/scenarios.py",)
 """Modules of the source packages no handler imports: the conformance runner's command
 line (``python -m shared_engine.scenarios``), which reads files."""
-LAYER_PACKAGES = ("pydantic", "aws-lambda-powertools", "PyJWT", "cryptography")
+LAYER_PACKAGES = ("pydantic", "aws-lambda-powertools", "PyJWT", "cryptography", "openskill")
 TRACING_PACKAGES = ("aws-xray-sdk", "wrapt")
 """Powertools' Tracer needs the X-Ray SDK; installed without its dependencies, since they
 would bring a second botocore that shadows the runtime's."""

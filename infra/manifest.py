@@ -378,6 +378,25 @@ FUNCTIONS: dict[str, FunctionSpec] = {
         max_concurrency=5,
         record_seconds=QUICK_RECORD_SECONDS,
     ),
+    "profile-events": FunctionSpec(
+        handler="services.profile.handler.events",
+        service="profile",
+        description="MatchEnded: the match in its players' history, stats and rating",
+        queue="profile",
+        consumes=("MatchEnded",),
+        tables={
+            # The profiles (read, then written at that version), the match's marker and
+            # its history entries: one transaction of conditional puts.
+            constants.PROFILES: (GET, PUT),
+            # Like the ledger, what a match adds is read from the table, never taken from
+            # the event: its item (who sat, mode, stake) and its scored rounds.
+            constants.GAMES: (GET, QUERY),
+        },
+        timeout_seconds=30,
+        # One record a match, off every player's path: SQS's least is plenty.
+        max_concurrency=2,
+        record_seconds=QUICK_RECORD_SECONDS,
+    ),
     "ledger-api": FunctionSpec(
         handler="services.ledger.handler.api",
         service="ledger",

@@ -47,6 +47,7 @@ def table_names(settings: Settings) -> dict[str, str]:
         constants.LEDGER.name: settings.ledger_table,
         constants.MATCHMAKING.name: settings.matchmaking_table,
         constants.AUDIT.name: settings.audit_table,
+        constants.PROFILES.name: settings.profiles_table,
     }
 
 

@@ -29,6 +29,7 @@ from services.common.dynamo import query_all, s
 from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.ledger import Entry, Ledger
 from services.common.presence import PresenceStore
+from services.common.profiles import MatchEntry, Profile, ProfileStore, Rating
 from services.common.records import (
     AuditRecord,
     Connection,
@@ -49,6 +50,7 @@ STORED: dict[TableKind, constants.TableSpec] = {
     "connections": constants.CONNECTIONS,
     "matchmaking": constants.MATCHMAKING,
     "audit": constants.AUDIT,
+    "profiles": constants.PROFILES,
 }
 """The tables the console reads through the services' own records."""
 TURN_GRACE_SECONDS = 120
@@ -83,6 +85,7 @@ class Console:
         )
         self._games = GameStore(self._storage)
         self._ledger = Ledger(self._storage)
+        self._profiles = ProfileStore(self._storage)
         self._function = OperatorFunction(stage)
 
     # --- reads -----------------------------------------------------------------------
@@ -102,23 +105,29 @@ class Console:
         return sorted({str(from_item(item)["player_id"]) for item in page})
 
     def player(self, player_id: str) -> dict[str, Any]:
-        """The account, where the player is now, and their last matches with the entries."""
+        """The account, where the player is now, their rating and stats, and their last
+        matches (from their history, practice ones too) with the entries each booked."""
         found = self._player(player_id)
         if found is None:
             raise ActionRefused("no_player", f"no player {player_id!r}")
         balance = self._ledger.balance(player_id)
         entries = [_entry(e) for e in self._ledger.entries(player_id)]
+        history = self._profiles.history(player_id)
+        ended = {match.table_id: match.ended_at for match in history}
         by_match: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for table_id in ended:
+            by_match[table_id] = []
         for entry in entries:
             if entry["match"]:
                 by_match[entry["match"]].append(entry)
         if found.table_id:
             by_match.setdefault(found.table_id, [])
-        latest = sorted(
-            by_match, key=lambda m: max((e["at"] for e in by_match[m]), default=1e18), reverse=True
-        )
+
+        def last_change(match: str) -> float:
+            return max((e["at"] for e in by_match[match]), default=ended.get(match, 1e18))
+
         matches = []
-        for table_id in latest[:RECENT_MATCHES]:
+        for table_id in sorted(by_match, key=last_change, reverse=True)[:RECENT_MATCHES]:
             table = self._games.get_table(table_id)
             matches.append(
                 {
@@ -133,6 +142,7 @@ class Console:
             "balance": {"points": balance.points, "jokers": balance.jokers},
             "connection": self._connection(found.connection_id),
             "place": _place(found),
+            **_profile(self._profiles.profile(player_id), history),
             "matches": matches,
             "other_entries": [e for e in entries if not e["match"]],
         }
@@ -147,6 +157,7 @@ class Console:
     ) -> dict[str, Any]:
         """Everything about a table, the replay's verdict, and a seat's view if asked."""
         table = self._table(table_id)
+        table_id = table.table_id
         played = rounds_of(self._games.history.records(table_id))
         verdict = verify(
             played,
@@ -319,10 +330,24 @@ class Console:
     # --- helpers ---------------------------------------------------------------------
 
     def _table(self, table_id: str) -> TableRecord:
+        """The table with this id, or with the only id this starts (the short id the local
+        console prints): a scan, which a full id spares."""
         table = self._games.get_table(table_id)
-        if table is None:
+        if table is not None:
+            return table
+        found = sorted(
+            str(item["pk"]).removeprefix("TABLE#")
+            for item in self._scan(
+                constants.GAMES,
+                "sk = :table AND begins_with(pk, :id)",
+                {":table": s(constants.TABLE_SK), ":id": s(constants.table_pk(table_id))},
+            )
+        )
+        if len(found) > 1:
+            raise ActionRefused("ambiguous_table", f"{table_id!r} starts {', '.join(found)}")
+        if not found:
             raise ActionRefused("no_table", f"no table {table_id!r}")
-        return table
+        return self._table(found[0])
 
     def _player(self, player_id: str) -> Player | None:
         return PresenceStore(self._storage).get_player(player_id)
@@ -340,7 +365,8 @@ class Console:
         values: dict[str, Any],
         names: dict[str, str] | None = None,
     ) -> list[Item]:
-        """A filtered scan, every page: the console's only wide read, for ``stuck``."""
+        """A filtered scan, every page: the console's only wide reads, for ``stuck`` and a
+        short table id."""
         kwargs: dict[str, Any] = {
             "TableName": self._stage.table(spec),
             "FilterExpression": condition,
@@ -445,3 +471,38 @@ def _table_of(body: str) -> str | None:
 
 
 __all__ = ["ActionRefused", "Console", "Plan"]
+
+
+def _profile(profile: Profile | None, history: list[MatchEntry]) -> dict[str, Any]:
+    """A player's rating, its history (each rated match's before and after) and stats."""
+
+    def rating(value: Rating | None) -> dict[str, float] | None:
+        if value is None:
+            return None
+        return {"shown": round(value.shown, 2), "mu": value.mu, "sigma": value.sigma}
+
+    return {
+        "rating": rating(profile.rating if profile else None),
+        "rated_matches": profile.rated if profile else 0,
+        "rating_history": [
+            {
+                "table_id": match.table_id,
+                "ended_at": match.ended_at,
+                "before": rating(match.rating_before),
+                "after": rating(match.rating_after),
+            }
+            for match in history
+            if match.rating_after is not None
+        ],
+        "stats": {
+            mode: {
+                "matches": stats.matches,
+                "wins": stats.wins,
+                "win_rate": round(stats.win_rate, 3),
+                "average_round": round(stats.average_round, 1),
+                "canasta_points": stats.canasta_points,
+                "rounds_out_first": stats.out_first,
+            }
+            for mode, stats in sorted((profile.stats if profile else {}).items())
+        },
+    }

@@ -27,9 +27,10 @@ def score_rounds(
     totals_by_round: Sequence[tuple[int, int]],
     *,
     status: Status = "finished",
+    at: float = 0.0,
 ) -> TableRecord:
     """Score a table's rounds, from its first, with these match totals after each; the
-    last leaves it ``status`` (``playing``: the match goes on)."""
+    last leaves it ``status`` (``playing``: the match goes on), written ``at``."""
     before = (0, 0)
     for number, totals in enumerate(totals_by_round, start=1):
         last = number == len(totals_by_round)
@@ -44,7 +45,10 @@ def score_rounds(
         )
         old = table.evolve(round=number)
         table = old.evolve(
-            totals=totals, status=status if last else "playing", version=old.version + 1
+            totals=totals,
+            status=status if last else "playing",
+            version=old.version + 1,
+            updated_at=at,
         )
         record = ScoreRecord(table.table_id, number, scored.model_dump(mode="json"))
         assert isinstance(store.record_score(old, table, record), Committed)
@@ -61,8 +65,9 @@ def scored_table(
     *,
     stake: int = 0,
     status: Status = "finished",
+    at: float = 0.0,
 ) -> TableRecord:
     """A new table, its rounds scored with these match totals (``score_rounds``)."""
     table = TableRecord(table_id, mode, "twos-meld", stake, dict(seats), version=1)
     assert isinstance(store.create_table(table), Committed)
-    return score_rounds(store, table, totals_by_round, status=status)
+    return score_rounds(store, table, totals_by_round, status=status, at=at)

@@ -68,7 +68,11 @@ AUDIT: Final = TableSpec(name="canasta-audit", partition_key="pk", sort_key="sk"
 under (``ACTION#id``), append-only: only the operators' function writes it, create-only,
 and no role or policy may update or delete an item of it."""
 
-TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING, AUDIT)
+PROFILES: Final = TableSpec(name="canasta-profiles", partition_key="pk", sort_key="sk")
+"""Players' profiles (``PLAYER#id``/``PROFILE``: rating and stats), their match history
+(``PLAYER#id``/``MATCH#…``, newest first) and each match added once (``MATCH#table``)."""
+
+TABLES: Final = (GAMES, CONNECTIONS, PLAYERS, LEDGER, MATCHMAKING, AUDIT, PROFILES)
 """Every table; each is named to the functions in a setting."""
 
 EVENT_BUS: Final = "canasta-events"

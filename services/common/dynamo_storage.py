@@ -182,6 +182,7 @@ class DynamoStorage:
                 "connections": settings.connections_table,
                 "matchmaking": settings.matchmaking_table,
                 "audit": settings.audit_table,
+                "profiles": settings.profiles_table,
             },
             Backoff(base=settings.conflict_backoff_seconds),
         )
@@ -198,6 +199,7 @@ class DynamoStorage:
                 "connections": constants.CONNECTIONS.name,
                 "matchmaking": constants.MATCHMAKING.name,
                 "audit": constants.AUDIT.name,
+                "profiles": constants.PROFILES.name,
             },
             backoff,
         )

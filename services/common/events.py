@@ -103,7 +103,8 @@ class RoundScored(_Detail):
 
 
 class MatchEnded(_Detail):
-    """The match is over; the ledger settles it (MATCH-3, MATCH-4)."""
+    """The match is over; the ledger settles it (MATCH-3, MATCH-4) and the profile service
+    adds it to its players' histories, stats and ratings."""
 
     table_id: str
     mode: MatchMode

@@ -105,6 +105,7 @@ class Settings(BaseModel):
     ledger_table: str = constants.LEDGER.name
     matchmaking_table: str = constants.MATCHMAKING.name
     audit_table: str = constants.AUDIT.name
+    profiles_table: str = constants.PROFILES.name
     event_bus: str = constants.EVENT_BUS
 
     websocket_endpoint: str | None = None

@@ -28,7 +28,7 @@ from services.common.frozen import Frozen, field
 Value = str | bytes | int | float | bool
 Item = dict[str, Value]
 Key = dict[str, Value]
-TableKind = Literal["games", "ledger", "players", "connections", "matchmaking", "audit"]
+TableKind = Literal["games", "ledger", "players", "connections", "matchmaking", "audit", "profiles"]
 KEYS: Mapping[TableKind, tuple[str, ...]] = {
     "games": ("pk", "sk"),
     "ledger": ("pk", "sk"),
@@ -36,6 +36,7 @@ KEYS: Mapping[TableKind, tuple[str, ...]] = {
     "players": ("player_id",),
     "connections": ("connection_id",),
     "audit": ("pk", "sk"),
+    "profiles": ("pk", "sk"),
 }
 TRANSACTION_LIMIT = 100
 """Items one DynamoDB transaction may hold."""

@@ -47,7 +47,7 @@ OPEN = "Open executions"
 @pytest.mark.unit
 def test_consumers_alone_claim_their_max_concurrency_and_reservations_add_the_minimum() -> None:
     plain = concurrency_needed(reserved=False, messages_per_second=100)
-    assert plain.consumers == CONSUMERS == 45
+    assert plain.consumers == CONSUMERS == 47
     assert plain.reserved == 0
     assert plain.account == plain.claimed == CONSUMERS + plain.stream + 10 + plain.direct
     reserving = concurrency_needed(reserved=True, messages_per_second=100)

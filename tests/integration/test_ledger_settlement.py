@@ -24,6 +24,7 @@ from local.dispatcher import LambdaContext
 from services.common.events import MatchEnded, SeatPlayer, TableAborted
 from services.common.identities import host_bot_id, player_id_of
 from services.common.ledger import Balance, Ledger, Posting, escrow, escrow_account
+from services.common.profiles import ProfileStore
 from services.common.records import Status, shard_of
 from services.common.telemetry import RecordingTelemetry
 from services.ledger import handler as ledger_handler
@@ -271,6 +272,18 @@ def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(short:
         assert result["rewards"][str(seat)] == expected[players[seat - 1]]
     (settled,) = [e["detail"] for e in capture.of_type("LedgerSettled")]
     assert settled == {"table_id": table_id, "purpose": "settlement", "changes": expected}
+    # And in each player's profile, rated once, with what the ledger booked.
+    profiles = ProfileStore(hx.storage)
+    for player in players:
+        (entry,) = profiles.history(player)
+        assert (entry.table_id, entry.points, entry.result) == (
+            table_id,
+            expected[player],
+            "won" if player in winners else "lost",
+        )
+        profile = profiles.profile(player)
+        assert profile is not None and profile.rated == 1
+        assert profile.rating == entry.rating_after
 
     # Released: no live table any more, so each may queue again.
     for player in players:

@@ -36,8 +36,9 @@ from ops.__main__ import main
 from ops.console import ActionRefused, Console
 from ops.stage import LOCAL_SECRET, Stage
 from services.common import constants
+from services.common.events import MatchEnded, SeatPlayer
 from services.common.ledger import Balance
-from shared_engine import apply, parse_action, start_round
+from shared_engine import MatchMode, apply, parse_action, start_round
 from shared_engine.tiles import JOKER, NAMES, TILE_KINDS
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness, served_issuer
@@ -50,6 +51,7 @@ from tests.integration.test_matchmaking_flow import (
     queue,
     seated_views,
 )
+from tests.scored import scored_table
 
 pytestmark = pytest.mark.integration
 
@@ -179,6 +181,7 @@ def test_a_played_match_is_found_replayed_and_seen_as_a_seat_saw_it(operators: O
         seat = next(int(s) for s, p in match["seats"].items() if p["player_id"] == "cy")
         after = 7
         seen = console.match(table_id, seat=seat, after=after, round_number=1)["seat_view"]
+        assert console.match(table_id[:8]) == match  # the short id the local console prints
         printed = Lines()
         command = ["--local", ops.aws.moto_url, "match", table_id, "--as", str(seat), str(after)]
         assert main([*command, "--round", "1"], out=printed, console=console) == 0
@@ -193,6 +196,13 @@ def test_a_played_match_is_found_replayed_and_seen_as_a_seat_saw_it(operators: O
     assert purposes == (["escrow", "payout"] if won else ["escrow"])
     assert report["balance"]["points"] == ledger(ops).balance("bo").points
     assert report["balance"]["points"] == FUNDS + (STAKE if won else -STAKE)
+    # Their rating, updated once by this rated match, and their arena stats.
+    assert report["rated_matches"] == 1 and report["rating"] is not None
+    (rated,) = report["rating_history"]
+    assert rated["table_id"] == table_id and rated["before"] is None
+    assert rated["after"] == report["rating"]
+    assert report["stats"]["arena"]["matches"] == 1
+    assert report["stats"]["arena"]["wins"] == int(won)
 
     # By table: every logged move in order, and a replay that meets every stored fact.
     logs = ops.logs(table_id)
@@ -217,6 +227,44 @@ def test_a_played_match_is_found_replayed_and_seen_as_a_seat_saw_it(operators: O
     for entry in ops.logs(table_id, 1)[:after]:
         state, _ = apply(state, entry.seat, parse_action(entry.action))
     assert sorted(seen["hand"]) == sorted(NAMES[t] for t in state.hands[seat - 1])
+
+
+def test_a_practice_match_is_found_from_its_player_though_it_booked_nothing(
+    operators: Ops,
+) -> None:
+    """MATCH-3: practice books no entry, so only the player's history lists it."""
+    ops = operators.harness
+    fund(ops, "pia", FUNDS)
+    ops.connect("pia", token=ops.token("pia", "Pia"))
+    seats = {
+        seat: SeatPlayer(player_id=f"bot:PRAC-{seat}", name=f"Bot {seat}", bot=True)
+        for seat in (2, 3, 4)
+    }
+    seats[1] = SeatPlayer(player_id="pia", name="Pia")
+    scored_table(ops.store, "practice-pia", MatchMode.ONE_ROUND, [(900, 100)], seats, at=1e9)
+    ended = MatchEnded(
+        table_id="practice-pia",
+        mode=MatchMode.ONE_ROUND,
+        stake=0,
+        winner="A",
+        totals={"A": 900, "B": 100},
+        rounds_played=1,
+        seats={str(seat): player for seat, player in seats.items()},  # type: ignore[misc]
+    )
+    ops.publish("MatchEnded", ended.model_dump(mode="json"), "canasta.score")
+    ops.settle()
+    with operators.reading():
+        report = operators.console().player("pia")
+    (found,) = report["matches"]
+    assert found["table_id"] == "practice-pia" and found["entries"] == []
+    assert report["rating"] is None and report["rating_history"] == []
+    # A short id finds its table, unless it starts two.
+    scored_table(ops.store, "practice-pib", MatchMode.ONE_ROUND, [(900, 100)], seats, at=1e9)
+    with operators.reading():
+        assert operators.console().match("practice-pia")["table_id"] == "practice-pia"
+        with pytest.raises(ActionRefused) as refused:
+            operators.console().match("practice-pi")
+    assert refused.value.code == "ambiguous_table"
 
 
 def test_a_tampered_log_entry_or_commitment_is_reported_not_passed(operators: Ops) -> None:

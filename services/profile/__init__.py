@@ -1,0 +1,1 @@
+"""Players' profiles: each finished match in their history, stats and rating."""
