@@ -317,6 +317,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             "fill_bots",
             "rematch",
             "balance",
+            "profile",
         ),
         tables={
             # Queue entries (put on queue, deleted on leave) and lobbies (put, seats
@@ -329,6 +330,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             constants.GAMES: (GET, PUT),
             # ``balance`` and the arena's stake check read the account.
             constants.LEDGER: (GET,),
+            # ``profile`` reads the player's own profile and last matches.
+            constants.PROFILES: (GET, QUERY),
         },
         pushes=True,
         starts_tickets=True,

@@ -29,7 +29,8 @@ from services.common.dynamo import query_all, s
 from services.common.dynamo_storage import DynamoStorage, from_item
 from services.common.ledger import Entry, Ledger
 from services.common.presence import PresenceStore
-from services.common.profiles import MatchEntry, Profile, ProfileStore, Rating
+from services.common.profiles import MatchEntry, Profile, ProfileStore
+from services.common.protocol import ProfileMessage
 from services.common.records import (
     AuditRecord,
     Connection,
@@ -474,35 +475,21 @@ __all__ = ["ActionRefused", "Console", "Plan"]
 
 
 def _profile(profile: Profile | None, history: list[MatchEntry]) -> dict[str, Any]:
-    """A player's rating, its history (each rated match's before and after) and stats."""
-
-    def rating(value: Rating | None) -> dict[str, float] | None:
-        if value is None:
-            return None
-        return {"shown": round(value.shown, 2), "mu": value.mu, "sigma": value.sigma}
-
+    """A player's rating, its history (each rated match's before and after) and stats, as
+    the player's own ``profile`` answer shows them."""
+    shown = ProfileMessage.of(profile, history).model_dump(mode="json")
     return {
-        "rating": rating(profile.rating if profile else None),
-        "rated_matches": profile.rated if profile else 0,
+        "rating": shown["rating"],
+        "rated_matches": shown["rated_matches"],
         "rating_history": [
             {
-                "table_id": match.table_id,
-                "ended_at": match.ended_at,
-                "before": rating(match.rating_before),
-                "after": rating(match.rating_after),
+                "table_id": match["table_id"],
+                "ended_at": match["ended_at"],
+                "before": match["rating_before"],
+                "after": match["rating_after"],
             }
-            for match in history
-            if match.rating_after is not None
+            for match in shown["matches"]
+            if match["rating_after"] is not None
         ],
-        "stats": {
-            mode: {
-                "matches": stats.matches,
-                "wins": stats.wins,
-                "win_rate": round(stats.win_rate, 3),
-                "average_round": round(stats.average_round, 1),
-                "canasta_points": stats.canasta_points,
-                "rounds_out_first": stats.out_first,
-            }
-            for mode, stats in sorted((profile.stats if profile else {}).items())
-        },
+        "stats": shown["stats"],
     }

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validat
 from services.common.events import BotLevel, SeatPlayer
 from services.common.identities import MAX_SUBJECT
 from services.common.names import DisplayName
+from services.common.profiles import MatchEntry, Rating
+from services.common.profiles import Profile as ProfileRecord
 from services.common.settings import Settings
 from shared_engine import Variant
 from shared_engine.actions import ActionModel, MeldSpecModel, TileName
@@ -277,13 +279,19 @@ class Balance(ClientMessageBase):
     action: Literal["balance"]
 
 
+class Profile(ClientMessageBase):
+    """Ask for one's own rating, stats per mode and last matches (``ProfileMessage``)."""
+
+    action: Literal["profile"]
+
+
 TurnMessage = Annotated[
     Play | Sync | Say | ContinueMatch | Hello | Ping, Field(discriminator="action")
 ]
 """Routed to the turn service (``play``, ``sync``, ``say``, ``continue``; ``hello`` and
 ``ping`` reach it through ``$default``)."""
 LobbyMessage = Annotated[
-    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance,
+    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile,
     Field(discriminator="action"),
 ]
 """Routed to the matchmaking service."""
@@ -300,7 +308,8 @@ ClientMessage = Annotated[
     | JoinTable
     | FillBots
     | Rematch
-    | Balance,
+    | Balance
+    | Profile,
     Field(discriminator="action"),
 ]
 
@@ -572,6 +581,105 @@ class BalanceMessage(ServerMessageBase):
     jokers: int = Field(ge=0)
 
 
+class RatingView(_Message):
+    """A skill rating: ``shown`` (``mu`` - 3 ``sigma``) is what ranks a player, so a new,
+    uncertain one is not ranked on a lucky first match."""
+
+    shown: float
+    mu: float
+    sigma: float = Field(gt=0)
+
+    @classmethod
+    def of(cls, rating: Rating | None) -> Self | None:
+        if rating is None:
+            return None
+        return cls(shown=round(rating.shown, 2), mu=rating.mu, sigma=rating.sigma)
+
+
+class ModeStatsView(_Message):
+    """A player's rated matches in one mode (practice ones count in none)."""
+
+    matches: int = Field(ge=0)
+    wins: int = Field(ge=0)
+    win_rate: float = Field(ge=0, le=1)
+    average_round: float
+    """Their team's mean round score."""
+    canasta_points: int
+    """Their team's canasta bonuses (SCORE-1), summed over every round."""
+    rounds_out_first: int = Field(ge=0)
+
+
+class PlayedMatch(_Message):
+    """One finished match in a player's history, as they saw it."""
+
+    table_id: TableId
+    ended_at: float
+    mode: MatchMode
+    stake: int = Field(ge=0)
+    practice: bool
+    seat: int = Field(ge=1, le=4)
+    partner: str
+    opponents: list[str]
+    rounds: list[list[int]]
+    """Each round's score: their team's, then the other's."""
+    result: Literal["won", "lost"]
+    points: int
+    """What the match changed on their balance (0 for practice)."""
+    rating_before: RatingView | None = None
+    rating_after: RatingView | None = None
+
+
+class ProfileMessage(ServerMessageBase):
+    """The player's own rating (None until a rated match), stats per mode and their last
+    matches, newest first, practice ones too."""
+
+    type: Literal["profile"] = "profile"
+    rating: RatingView | None
+    rated_matches: int = Field(ge=0)
+    stats: dict[MatchMode, ModeStatsView]
+    matches: list[PlayedMatch]
+
+    @classmethod
+    def of(
+        cls, profile: ProfileRecord | None, history: list[MatchEntry], cid: str | None = None
+    ) -> Self:
+        stats = profile.stats if profile else {}
+        return cls(
+            cid=cid,
+            rating=RatingView.of(profile.rating if profile else None),
+            rated_matches=profile.rated if profile else 0,
+            stats={
+                MatchMode(mode): ModeStatsView(
+                    matches=s.matches,
+                    wins=s.wins,
+                    win_rate=round(s.win_rate, 3),
+                    average_round=round(s.average_round, 1),
+                    canasta_points=s.canasta_points,
+                    rounds_out_first=s.out_first,
+                )
+                for mode, s in sorted(stats.items())
+            },
+            matches=[
+                PlayedMatch(
+                    table_id=m.table_id,
+                    ended_at=m.ended_at,
+                    mode=MatchMode(m.mode),
+                    stake=m.stake,
+                    practice=m.practice,
+                    seat=m.seat,
+                    partner=m.partner,
+                    opponents=list(m.opponents),
+                    rounds=[list(r) for r in m.rounds],
+                    result=m.result,
+                    points=m.points,
+                    rating_before=RatingView.of(m.rating_before),
+                    rating_after=RatingView.of(m.rating_after),
+                )
+                for m in history
+            ],
+        )
+
+
 class WelcomeMessage(ServerMessageBase):
     """Who this connection is: the player the token named, and the protocol spoken."""
 
@@ -619,6 +727,7 @@ ServerMessage = Annotated[
     | QueueLeftMessage
     | LobbyView
     | BalanceMessage
+    | ProfileMessage
     | WelcomeMessage
     | PongMessage
     | OpenedElsewhereMessage

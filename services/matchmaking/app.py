@@ -15,6 +15,7 @@ from pydantic import ConfigDict, TypeAdapter
 from services.common.events import MatchEnded, PlayerDisconnected, TableAborted
 from services.common.flood import FloodControl, over_rate
 from services.common.ledger import Ledger
+from services.common.profiles import ProfileStore
 from services.common.protocol import (
     Balance,
     BalanceMessage,
@@ -23,6 +24,8 @@ from services.common.protocol import (
     JoinTable,
     Leave,
     LobbyMessage,
+    Profile,
+    ProfileMessage,
     Queue,
     Rematch,
 )
@@ -36,11 +39,15 @@ from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore
 
 LOBBY_MESSAGE: TypeAdapter[
-    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance
+    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile
 ] = (
     # Built by the first lobby message: the events path never reads one.
     TypeAdapter(LobbyMessage, config=ConfigDict(defer_build=True))
 )
+
+
+PROFILE_MATCHES = 20
+"""The last matches a ``profile`` answer lists: one query, a bounded answer."""
 
 
 class MatchmakingService:
@@ -53,6 +60,7 @@ class MatchmakingService:
         players: PlayerStore,
         replies: Replies,
         ledger: Ledger,
+        profiles: ProfileStore,
         telemetry: Telemetry,
         max_message_bytes: int,
         flood: FloodControl | None = None,
@@ -64,6 +72,7 @@ class MatchmakingService:
         self._players = players
         self._replies = replies
         self._ledger = ledger
+        self._profiles = profiles
         self._telemetry = telemetry
         self._max_bytes = max_message_bytes
         self._flood = flood
@@ -92,11 +101,11 @@ class MatchmakingService:
         player_id: str,
         name: str,
         connection_id: str,
-        message: Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance,
+        message: Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile,
     ) -> None:
         self._telemetry.annotate(player_id=player_id, action=message.action)
         cid = message.cid
-        if not isinstance(message, Balance) and self._replaced(player_id, connection_id):
+        if not isinstance(message, Balance | Profile) and self._replaced(player_id, connection_id):
             self._telemetry.count("refused_opened_elsewhere")
             self._replies.refuse(
                 connection_id,
@@ -117,6 +126,8 @@ class MatchmakingService:
             self.lobbies.fill_bots(player_id, connection_id, cid, message.level)
         elif isinstance(message, Rematch):
             self._rematches.rematch(player_id, name, connection_id, message.table_id, cid)
+        elif isinstance(message, Profile):
+            self.profile(player_id, connection_id, cid)
         else:
             self.balance(player_id, connection_id, cid)
 
@@ -151,6 +162,12 @@ class MatchmakingService:
         balance = self._ledger.balance(player_id)
         answer = BalanceMessage(points=balance.points, jokers=balance.jokers, cid=cid)
         self._replies.send(connection_id, answer.model_dump())
+
+    def profile(self, player_id: str, connection_id: str, cid: str | None = None) -> None:
+        """The player's own profile: two reads, the profile and the last matches."""
+        history = self._profiles.history(player_id, last=PROFILE_MATCHES)
+        answer = ProfileMessage.of(self._profiles.profile(player_id), history, cid)
+        self._replies.send(connection_id, answer.model_dump(mode="json"))
 
     def match_over(self, event: MatchEnded | TableAborted) -> None:
         """Free every seated player to queue again."""

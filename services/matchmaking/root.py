@@ -8,6 +8,7 @@ from services.common.adapters import ApiGatewayPusher, Clock, Pusher, SystemCloc
 from services.common.dynamo_storage import DynamoStorage
 from services.common.flood import FloodControl, flood_control
 from services.common.ledger import Ledger
+from services.common.profiles import ProfileStore
 from services.common.runtime import Clients
 from services.common.settings import Settings
 from services.common.store import GameStore
@@ -96,6 +97,7 @@ def compose(
         players=players,
         replies=replies,
         ledger=ledger,
+        profiles=ProfileStore(storage),
         telemetry=telemetry,
         max_message_bytes=max_message_bytes,
         flood=flood,

@@ -95,6 +95,7 @@ def test_every_other_answer_echoes_the_cid(mm: Harness) -> None:
         "ping": ({"action": "ping"}, "pong"),
         "sync": ({"action": "sync"}, "error"),
         "balance": ({"action": "balance"}, "balance"),
+        "profile": ({"action": "profile"}, "profile"),
         "leave": ({"action": "leave"}, "error"),
         "bots": ({"action": "fill_bots"}, "error"),
         "queue": ({"action": "queue", "mode": "one_round"}, "queued"),

@@ -14,6 +14,7 @@ import pytest
 from infra.manifest import GET, PUT, QUERY
 from services.common.events import MatchEnded, SeatPlayer
 from services.common.profiles import ProfileStore
+from services.common.protocol import ProfileMessage
 from shared_engine import MatchMode
 from tests.integration.harness import Harness
 from tests.scored import scored_table
@@ -127,3 +128,28 @@ def test_a_forged_match_end_adds_nothing(harness: Harness) -> None:
     hx.settle()
     assert [profiles.profile(p) for p in players] == [None] * 4
     assert profiles.history("f1") == []
+
+
+def test_a_player_asks_for_their_own_profile_and_gets_only_theirs(harness: Harness) -> None:
+    hx = harness
+    end(hx, "ours", ["o1", "o2", "o3", "o4"], [(2500, 400)], at=1_800_000_000.0)
+    end(hx, "theirs", ["x1", "x2", "x3", "x4"], [(100, 900)], at=1_800_000_100.0)
+    publish_end(hx, "ours", ["o1", "o2", "o3", "o4"])
+    publish_end(hx, "theirs", ["x1", "x2", "x3", "x4"])
+    hx.settle()
+    conn = hx.connect("o2")
+    assert conn is not None
+    hx.send(conn, {"action": "profile", "cid": "me"})
+    answer = hx.last(conn, "profile")
+    assert answer is not None and answer["cid"] == "me"
+    ProfileMessage.model_validate(answer)
+    (match,) = answer["matches"]
+    assert (match["table_id"], match["result"], match["partner"]) == ("ours", "lost", "O4")
+    assert match["rounds"] == [[400, 2500]] and match["points"] == -1000
+    assert answer["rated_matches"] == 1 and answer["stats"]["one_round"]["wins"] == 0
+    assert answer["rating"] == match["rating_after"]
+    profiles = hx.aws.iam.arns.table(hx.aws.settings.profiles_table)
+    assert {
+        ("matchmaking-ws", GET, profiles),
+        ("matchmaking-ws", QUERY, profiles),
+    } <= hx.aws.iam.used

@@ -125,6 +125,7 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "FillBots": ("LobbyView", "ErrorMessage"),
     "Rematch": ("LobbyView", "ErrorMessage"),
     "Balance": ("BalanceMessage", "ErrorMessage"),
+    "Profile": ("ProfileMessage", "ErrorMessage"),
 }
 """What answers each client message, carrying its ``cid``: exactly one of these.
 

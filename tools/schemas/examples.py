@@ -135,6 +135,7 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
             )
         ],
         "Balance": [("ask", {"action": "balance"})],
+        "Profile": [("ask", {"action": "profile", "cid": "pr-1"})],
     }
 
 
@@ -306,6 +307,44 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
             ),
         ],
         "BalanceMessage": [("the account", {"type": "balance", "points": 12000, "jokers": 2})],
+        "ProfileMessage": [
+            (
+                "after one rated match",
+                {
+                    "type": "profile",
+                    "cid": "pr-1",
+                    "rating": {"shown": 2.39, "mu": 26.96, "sigma": 8.19},
+                    "rated_matches": 1,
+                    "stats": {
+                        "one_round": {
+                            "matches": 1,
+                            "wins": 1,
+                            "win_rate": 1.0,
+                            "average_round": 2500.0,
+                            "canasta_points": 800,
+                            "rounds_out_first": 1,
+                        }
+                    },
+                    "matches": [
+                        {
+                            "table_id": "3f9a61c0b2d44e17",
+                            "ended_at": 1796609270.4,
+                            "mode": "one_round",
+                            "stake": 0,
+                            "practice": False,
+                            "seat": 1,
+                            "partner": "Bea",
+                            "opponents": ["Cy", "Di"],
+                            "rounds": [[2500, 400]],
+                            "result": "won",
+                            "points": 1000,
+                            "rating_before": None,
+                            "rating_after": {"shown": 2.39, "mu": 26.96, "sigma": 8.19},
+                        }
+                    ],
+                },
+            )
+        ],
     }
 
 
