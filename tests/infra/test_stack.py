@@ -23,7 +23,16 @@ from tests.infra._support import HAVE_CDK, SKIP_REASON, STAGES, Synthesis
 
 pytestmark = [pytest.mark.infra, pytest.mark.skipif(not HAVE_CDK, reason=SKIP_REASON)]
 
-LOBBY_ROUTES = {"queue", "leave", "create_table", "join_table", "fill_bots", "rematch", "balance"}
+LOBBY_ROUTES = {
+    "queue",
+    "leave",
+    "create_table",
+    "join_table",
+    "fill_bots",
+    "rematch",
+    "balance",
+    "profile",
+}
 ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "continue", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
     "dynamodb:GetItem",
@@ -42,6 +51,7 @@ MATCHMAKING_AND_LEDGER = {
             constants.PLAYERS: {GET, UPDATE},
             constants.GAMES: {GET, PUT},  # ``rematch`` reads the ended table
             constants.LEDGER: {GET},
+            constants.PROFILES: {GET, QUERY},  # ``profile``: the player's own
         },
     ),
     "matchmaking-events": (
@@ -61,6 +71,12 @@ MATCHMAKING_AND_LEDGER = {
         {constants.LEDGER: {PUT, UPDATE}, constants.GAMES: {GET, QUERY}},
     ),
     "ledger-api": ("services.ledger.handler.api", None, {constants.LEDGER: {GET, PUT, UPDATE}}),
+    "profile-events": (
+        "services.profile.handler.events",
+        "profile",
+        # Like the ledger, from the ended table and its scores; profiles read, then put.
+        {constants.PROFILES: {GET, PUT}, constants.GAMES: {GET, QUERY}},
+    ),
 }
 """The functions of matchmaking and the ledger, written out (not derived from the specs)."""
 SETTINGS = {"dev": (120, (100, 500, 1000)), "prod": (90, (100, 250))}
@@ -894,6 +910,7 @@ def test_the_matchmaking_and_ledger_functions_touch_only_what_their_code_uses(
         },
         "ledger-events": {("events:PutEvents",): bus},
         "ledger-api": {},
+        "profile-events": {},  # it publishes nothing and pushes nothing
     }[key]
     seen: set[tuple[str, ...]] = set()
     for statement in function_statements(template, stage, key):
