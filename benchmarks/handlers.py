@@ -13,6 +13,7 @@ is configured (``infra/``):
 * EventBridge delivers to the consumer queues (moto's rules and SQS targets,
   created by ``local.resources``), and each queue's messages go to its
   consumer in SQS-shaped batches;
+* after the match each person asks for their profile and the mode's leaderboard;
 * every turn's timer fires once, after its turn is over (schedules are never
   cancelled), and the turn service's ``timers`` handler gets it;
 * each ticket the matchmaking route starts runs the state machine's definition
@@ -500,6 +501,14 @@ class Match:
         final = self.games.get_table(table_id)
         assert final is not None
         if not everyone_leaves:
+            # Each person looks at how it went, as the web client's result screen offers:
+            # their profile and the mode's leaderboard.
+            for player_id, _ in players:
+                for body in ({"action": "profile"}, {"action": "leaderboard", "mode": mode}):
+                    self._client_message(
+                        matchmaking.websocket, "matchmaking.websocket", player_id, body
+                    )
+                    platform.settle()
             self._disconnect(players)
         platform.fire_timers(set())
         platform.settle()

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from benchmarks.handlers import Match, MatchRun, environment, patched_environment, play_matches
 from benchmarks.meter import Invocation
 from benchmarks.usage import typical_seconds
+from services.common.leaderboards import BOARD_SHARDS
 from services.common.ledger import RECORD_SHARDS
 from services.common.records import QUEUE_SHARDS
 
@@ -57,6 +58,8 @@ BOOKINGS_PER_MATCH = 4
 
 _ENTITIES = (
     (re.compile(r"^((?:QUEUE|CLIENT)#[^#]+)#\d+$"), r"\1#<shard>"),
+    (re.compile(r"^((?:BOARD|RANKS)#[^#]+)#\d{4}-\d{2}#"), r"\1#<month>#"),
+    (re.compile(r"^((?:BOARD|RANKS)#[^#]+#[^#]+)#\d+$"), r"\1#<shard>"),
     (re.compile(r"conn-m\d{3}-player-\d"), "<connection>"),
     (re.compile(r"m\d{3}-player-\d"), "<player>"),
     (re.compile(r"\b[0-9a-f]{16}\b"), "<table>"),
@@ -97,6 +100,8 @@ class KeyLoad:
             return QUEUE_SHARDS
         if self.pattern.startswith("CLIENT#") and self.pattern.endswith("#<shard>"):
             return RECORD_SHARDS
+        if self.pattern.startswith(("BOARD#", "RANKS#")) and self.pattern.endswith("#<shard>"):
+            return BOARD_SHARDS
         return 1
 
     @property

@@ -318,6 +318,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             "rematch",
             "balance",
             "profile",
+            "leaderboard",
         ),
         tables={
             # Queue entries (put on queue, deleted on leave) and lobbies (put, seats
@@ -330,7 +331,8 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             constants.GAMES: (GET, PUT),
             # ``balance`` and the arena's stake check read the account.
             constants.LEDGER: (GET,),
-            # ``profile`` reads the player's own profile and last matches.
+            # ``profile`` reads the player's own profile and last matches; ``leaderboard``
+            # the top of each board shard and their bucket counts.
             constants.PROFILES: (GET, QUERY),
         },
         pushes=True,
@@ -384,13 +386,14 @@ FUNCTIONS: dict[str, FunctionSpec] = {
     "profile-events": FunctionSpec(
         handler="services.profile.handler.events",
         service="profile",
-        description="MatchEnded: the match in its players' history, stats and rating",
+        description="MatchEnded: the match in its players' history, stats, rating and boards",
         queue="profile",
         consumes=("MatchEnded",),
         tables={
-            # The profiles (read, then written at that version), the match's marker and
-            # its history entries: one transaction of conditional puts.
-            constants.PROFILES: (GET, PUT),
+            # The profiles (read, then written at that version), the match's marker, its
+            # history entries and the players' leaderboard standings (the old one deleted,
+            # the new one put, the buckets' counts updated): one transaction.
+            constants.PROFILES: (GET, PUT, UPDATE, DELETE),
             # Like the ledger, what a match adds is read from the table, never taken from
             # the event: its item (who sat, mode, stake) and its scored rounds.
             constants.GAMES: (GET, QUERY),

@@ -214,22 +214,19 @@ def print_players(reports: list[dict[str, Any]], out: TextIO) -> None:
         print(f"{r['name']} ({r['player_id']}): {where}; {online}", file=out)
         balance = r["balance"]
         print(f"  balance: {balance['points']:,} points, {balance['jokers']} jokers", file=out)
-        rating = r["rating"]
-        rated = (
-            f"{rating['shown']} (mu {rating['mu']:.2f}, sigma {rating['sigma']:.2f})"
-            if rating
-            else "none yet"
-        )
-        print(f"  rating: {rated}, {r['rated_matches']} rated matches", file=out)
-        for change in r["rating_history"]:
-            before = change["before"]["shown"] if change["before"] else "new"
-            print(f"    {change['table_id']}: {before} -> {change['after']['shown']}", file=out)
+        print(f"  {r['rated_matches']} rated matches", file=out)
         for mode, stats in r["stats"].items():
+            rating = stats["rating"]
             print(
-                f"  {mode}: {stats['matches']} matches, {stats['wins']} won, "
-                f"average round {stats['average_round']}",
+                f"  {mode}: rating {rating['shown']} (mu {rating['mu']:.2f}, "
+                f"sigma {rating['sigma']:.2f}), {stats['matches']} matches, "
+                f"{stats['wins']} won, average round {stats['average_round']}",
                 file=out,
             )
+        for change in r["rating_history"]:
+            before = change["before"]["shown"] if change["before"] else "new"
+            after = change["after"]["shown"]
+            print(f"    {change['table_id']} {change['mode']}: {before} -> {after}", file=out)
         for m in r["matches"]:
             result = m.get("winner") or m["status"]
             totals = m.get("totals", {})

@@ -479,12 +479,12 @@ def _profile(profile: Profile | None, history: list[MatchEntry]) -> dict[str, An
     the player's own ``profile`` answer shows them."""
     shown = ProfileMessage.of(profile, history).model_dump(mode="json")
     return {
-        "rating": shown["rating"],
         "rated_matches": shown["rated_matches"],
         "rating_history": [
             {
                 "table_id": match["table_id"],
                 "ended_at": match["ended_at"],
+                "mode": match["mode"],
                 "before": match["rating_before"],
                 "after": match["rating_after"],
             }

@@ -12,9 +12,11 @@ on a fresh read. Stats are counters kept on the profile, never a scan of the his
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from services.common.frozen import Frozen, field
+from services.common.leaderboards import Change, board_writes
 from services.common.unit_of_work import (
     Absent,
     AlreadyDone,
@@ -100,36 +102,45 @@ def _counts(stats: ModeStats) -> tuple[int, ...]:
 
 
 class Profile(Frozen):
-    """A player's rating (None: never rated) and stats per mode, at a version."""
+    """A player's rating and stats in each mode they played rated, at a version.
+
+    A mode is a game of its own (a one-round match rewards other play than a race to
+    10,000), so each has its own rating and its own leaderboard; ``months`` names the
+    last month the player was rated in each mode, where their monthly standing is."""
 
     player_id: str
     version: int = 0
-    rating: Rating | None = None
-    rated: int = 0
-    """Rated matches: how many updates the rating has had."""
+    ratings: dict[str, Rating] = field(default_factory=dict)
     stats: dict[str, ModeStats] = field(default_factory=dict)
+    months: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rated(self) -> int:
+        """Rated matches, every mode: how many updates the ratings have had."""
+        return sum(stats.matches for stats in self.stats.values())
 
     def to_item(self) -> Item:
-        item: Item = {
+        return {
             "pk": player_pk(self.player_id),
             "sk": PROFILE_SK,
             "version": self.version,
-            "rated": self.rated,
+            "ratings": json.dumps(
+                {mode: [r.mu, r.sigma] for mode, r in sorted(self.ratings.items())}
+            ),
             "stats": json.dumps({mode: _counts(s) for mode, s in sorted(self.stats.items())}),
+            "months": json.dumps(dict(sorted(self.months.items()))),
         }
-        if self.rating is not None:
-            item |= {"mu": self.rating.mu, "sigma": self.rating.sigma}
-        return item
 
     @classmethod
     def from_item(cls, item: Item) -> Profile:
+        ratings = json.loads(str(item["ratings"]))
         stats = json.loads(str(item["stats"]))
         return cls(
             player_id=str(item["pk"]).removeprefix("PLAYER#"),
             version=int(item["version"]),
-            rating=Rating(float(item["mu"]), float(item["sigma"])) if "mu" in item else None,
-            rated=int(item["rated"]),
+            ratings={mode: Rating(mu, sigma) for mode, (mu, sigma) in ratings.items()},
             stats={mode: ModeStats(*counts) for mode, counts in stats.items()},
+            months=json.loads(str(item["months"])),
         )
 
 
@@ -224,8 +235,10 @@ class ProfileStore:
         table_id: str,
         entries: list[MatchEntry],
         updated: list[tuple[Profile | None, Profile]],
+        boards: Mapping[tuple[str, str], Sequence[Change]],
     ) -> Outcome:
-        """Add a match's history entries and its players' updated profiles, once.
+        """Add a match's history entries, its players' updated profiles and their new
+        standings on each board (mode, period), once.
 
         ``updated`` pairs each profile as read (None: none yet) with what it becomes;
         ``AlreadyDone``: the match was added before; ``VersionConflict``: one of them
@@ -241,7 +254,12 @@ class ProfileStore:
             for old, new in updated
         ]
         history = [Put("profiles", entry.to_item(), when=Absent()) for entry in entries]
-        return self._storage.commit([marker, *profiles, *history])
+        standings = [
+            write
+            for (mode, period), changes in sorted(boards.items())
+            for write in board_writes(mode, period, changes)
+        ]
+        return self._storage.commit([marker, *profiles, *history, *standings])
 
 
 def _as_read(old: Profile | None) -> Condition:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validat
 
 from services.common.events import BotLevel, SeatPlayer
 from services.common.identities import MAX_SUBJECT
+from services.common.leaderboards import Standing
 from services.common.names import DisplayName
 from services.common.profiles import MatchEntry, Rating
 from services.common.profiles import Profile as ProfileRecord
@@ -285,13 +286,22 @@ class Profile(ClientMessageBase):
     action: Literal["profile"]
 
 
+class Leaderboard(ClientMessageBase):
+    """Ask for a mode's top 100 and one's own rank on it (``LeaderboardMessage``): of all
+    time, or of the current month (UTC)."""
+
+    action: Literal["leaderboard"]
+    mode: Annotated[MatchMode, Field(strict=False)]
+    period: Literal["all", "month"] = "all"
+
+
 TurnMessage = Annotated[
     Play | Sync | Say | ContinueMatch | Hello | Ping, Field(discriminator="action")
 ]
 """Routed to the turn service (``play``, ``sync``, ``say``, ``continue``; ``hello`` and
 ``ping`` reach it through ``$default``)."""
 LobbyMessage = Annotated[
-    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile,
+    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile | Leaderboard,
     Field(discriminator="action"),
 ]
 """Routed to the matchmaking service."""
@@ -309,7 +319,8 @@ ClientMessage = Annotated[
     | FillBots
     | Rematch
     | Balance
-    | Profile,
+    | Profile
+    | Leaderboard,
     Field(discriminator="action"),
 ]
 
@@ -591,14 +602,17 @@ class RatingView(_Message):
 
     @classmethod
     def of(cls, rating: Rating | None) -> Self | None:
-        if rating is None:
-            return None
+        return None if rating is None else cls.from_rating(rating)
+
+    @classmethod
+    def from_rating(cls, rating: Rating) -> Self:
         return cls(shown=round(rating.shown, 2), mu=rating.mu, sigma=rating.sigma)
 
 
 class ModeStatsView(_Message):
-    """A player's rated matches in one mode (practice ones count in none)."""
+    """A player's rating and rated matches in one mode (practice ones count in none)."""
 
+    rating: RatingView
     matches: int = Field(ge=0)
     wins: int = Field(ge=0)
     win_rate: float = Field(ge=0, le=1)
@@ -630,11 +644,10 @@ class PlayedMatch(_Message):
 
 
 class ProfileMessage(ServerMessageBase):
-    """The player's own rating (None until a rated match), stats per mode and their last
+    """The player's own rating and stats in each mode they played rated, and their last
     matches, newest first, practice ones too."""
 
     type: Literal["profile"] = "profile"
-    rating: RatingView | None
     rated_matches: int = Field(ge=0)
     stats: dict[MatchMode, ModeStatsView]
     matches: list[PlayedMatch]
@@ -644,12 +657,13 @@ class ProfileMessage(ServerMessageBase):
         cls, profile: ProfileRecord | None, history: list[MatchEntry], cid: str | None = None
     ) -> Self:
         stats = profile.stats if profile else {}
+        ratings = profile.ratings if profile else {}
         return cls(
             cid=cid,
-            rating=RatingView.of(profile.rating if profile else None),
             rated_matches=profile.rated if profile else 0,
             stats={
                 MatchMode(mode): ModeStatsView(
+                    rating=RatingView.from_rating(ratings[mode]),
                     matches=s.matches,
                     wins=s.wins,
                     win_rate=round(s.win_rate, 3),
@@ -677,6 +691,53 @@ class ProfileMessage(ServerMessageBase):
                 )
                 for m in history
             ],
+        )
+
+
+class StandingView(_Message):
+    """A place on a leaderboard: players are named as they sit at tables, never by id."""
+
+    rank: int = Field(ge=1)
+    name: str
+    shown: float
+    you: bool = False
+    """The standing is the asking player's own."""
+
+
+class LeaderboardMessage(ServerMessageBase):
+    """A mode's top 100 for a period, best first, and the asking player's own standing
+    (None when they played no rated match of the mode in it)."""
+
+    type: Literal["leaderboard"] = "leaderboard"
+    mode: MatchMode
+    period: str = Field(pattern=r"^(all|\d{4}-\d{2})$")
+    """``all``, or the month (``YYYY-MM``, UTC) the board counts."""
+    top: list[StandingView] = Field(max_length=100)
+    own: StandingView | None
+
+    @classmethod
+    def of(
+        cls,
+        mode: MatchMode,
+        period: str,
+        top: list[Standing],
+        own: Standing | None,
+        *,
+        player_id: str,
+        cid: str | None = None,
+    ) -> Self:
+        def view(standing: Standing) -> StandingView:
+            you = standing.player_id == player_id
+            return StandingView(
+                rank=standing.rank, name=standing.name, shown=round(standing.shown, 2), you=you
+            )
+
+        return cls(
+            cid=cid,
+            mode=mode,
+            period=period,
+            top=[view(s) for s in top],
+            own=None if own is None else view(own),
         )
 
 
@@ -728,6 +789,7 @@ ServerMessage = Annotated[
     | LobbyView
     | BalanceMessage
     | ProfileMessage
+    | LeaderboardMessage
     | WelcomeMessage
     | PongMessage
     | OpenedElsewhereMessage

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, TypeAdapter
 
+from services.common.adapters import Clock
 from services.common.events import MatchEnded, PlayerDisconnected, TableAborted
 from services.common.flood import FloodControl, over_rate
+from services.common.leaderboards import ALL_TIME, Leaderboards, Standing, period_of
 from services.common.ledger import Ledger
 from services.common.profiles import ProfileStore
 from services.common.protocol import (
@@ -22,6 +24,8 @@ from services.common.protocol import (
     CreateTable,
     FillBots,
     JoinTable,
+    Leaderboard,
+    LeaderboardMessage,
     Leave,
     LobbyMessage,
     Profile,
@@ -38,14 +42,17 @@ from services.matchmaking.rematch import Rematches
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore
 
-LOBBY_MESSAGE: TypeAdapter[
-    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile
-] = (
+Lobbying = (
+    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile | Leaderboard
+)
+LOBBY_MESSAGE: TypeAdapter[Lobbying] = (
     # Built by the first lobby message: the events path never reads one.
     TypeAdapter(LobbyMessage, config=ConfigDict(defer_build=True))
 )
 
 
+Reading = Balance | Profile | Leaderboard
+"""What only reads the player's own records: answered on any of their connections."""
 PROFILE_MATCHES = 20
 """The last matches a ``profile`` answer lists: one query, a bounded answer."""
 
@@ -61,6 +68,8 @@ class MatchmakingService:
         replies: Replies,
         ledger: Ledger,
         profiles: ProfileStore,
+        boards: Leaderboards,
+        clock: Clock,
         telemetry: Telemetry,
         max_message_bytes: int,
         flood: FloodControl | None = None,
@@ -73,6 +82,8 @@ class MatchmakingService:
         self._replies = replies
         self._ledger = ledger
         self._profiles = profiles
+        self._boards = boards
+        self._clock = clock
         self._telemetry = telemetry
         self._max_bytes = max_message_bytes
         self._flood = flood
@@ -101,11 +112,11 @@ class MatchmakingService:
         player_id: str,
         name: str,
         connection_id: str,
-        message: Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile,
+        message: Lobbying,
     ) -> None:
         self._telemetry.annotate(player_id=player_id, action=message.action)
         cid = message.cid
-        if not isinstance(message, Balance | Profile) and self._replaced(player_id, connection_id):
+        if not isinstance(message, Reading) and self._replaced(player_id, connection_id):
             self._telemetry.count("refused_opened_elsewhere")
             self._replies.refuse(
                 connection_id,
@@ -128,6 +139,8 @@ class MatchmakingService:
             self._rematches.rematch(player_id, name, connection_id, message.table_id, cid)
         elif isinstance(message, Profile):
             self.profile(player_id, connection_id, cid)
+        elif isinstance(message, Leaderboard):
+            self.leaderboard(player_id, name, connection_id, message)
         else:
             self.balance(player_id, connection_id, cid)
 
@@ -167,6 +180,29 @@ class MatchmakingService:
         """The player's own profile: two reads, the profile and the last matches."""
         history = self._profiles.history(player_id, last=PROFILE_MATCHES)
         answer = ProfileMessage.of(self._profiles.profile(player_id), history, cid)
+        self._replies.send(connection_id, answer.model_dump(mode="json"))
+
+    def leaderboard(
+        self, player_id: str, name: str, connection_id: str, message: Leaderboard
+    ) -> None:
+        """A board's top 100 and the player's own standing: a query per shard, and when
+        the player is not in the top, their rank counted from the shards' buckets."""
+        mode = message.mode.value
+        period = ALL_TIME if message.period == "all" else period_of(self._clock.now())
+        top = self._boards.top(mode, period)
+        profile = self._profiles.profile(player_id)
+        rating = profile.ratings.get(mode) if profile else None
+        own = None
+        if profile and rating and period in (ALL_TIME, profile.months.get(mode)):
+            own = next((s for s in top if s.player_id == player_id), None) or Standing(
+                rank=self._boards.rank(mode, period, player_id, rating.shown),
+                player_id=player_id,
+                name=name,
+                shown=rating.shown,
+            )
+        answer = LeaderboardMessage.of(
+            message.mode, period, top, own, player_id=player_id, cid=message.cid
+        )
         self._replies.send(connection_id, answer.model_dump(mode="json"))
 
     def match_over(self, event: MatchEnded | TableAborted) -> None:

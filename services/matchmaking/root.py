@@ -7,6 +7,7 @@ from typing import Any
 from services.common.adapters import ApiGatewayPusher, Clock, Pusher, SystemClock
 from services.common.dynamo_storage import DynamoStorage
 from services.common.flood import FloodControl, flood_control
+from services.common.leaderboards import FRESH_SECONDS, Leaderboards
 from services.common.ledger import Ledger
 from services.common.profiles import ProfileStore
 from services.common.runtime import Clients
@@ -98,6 +99,8 @@ def compose(
         replies=replies,
         ledger=ledger,
         profiles=ProfileStore(storage),
+        boards=Leaderboards(storage, clock, FRESH_SECONDS),
+        clock=clock,
         telemetry=telemetry,
         max_message_bytes=max_message_bytes,
         flood=flood,

@@ -1,4 +1,5 @@
-"""The profile service: each finished match added to its players' history, stats and rating.
+"""The profile service: each finished match added to its players' history, and to their
+stats, rating and leaderboard standings in its mode.
 
 Like the ledger, it takes from ``MatchEnded`` only the table's id: who sat, the mode,
 the stake and every round's score are the games table's records, and a table whose
@@ -15,6 +16,7 @@ from openskill.models import PlackettLuce, PlackettLuceRating
 
 from services.common.events import is_practice
 from services.common.frozen import replace
+from services.common.leaderboards import ALL_TIME, Change, period_of
 from services.common.profiles import MatchEntry, ModeStats, Profile, ProfileStore, Rating
 from services.common.records import ScoreRecord, TableRecord
 from services.common.store import GameStore
@@ -69,17 +71,19 @@ class ProfileService:
         before = {seat: read[seat] or Profile(player.player_id) for seat, player in people.items()}
         after = dict(before) if practice else _rated(table, scores, winner, before)
         settled = settle_match(table.mode, winner, table.round, table.stake)
+        mode = table.mode.value
         entries = [
             replace(
                 _entry(table, scores, seat, winner),
                 points=0 if practice else settled[seat].net,
-                rating_before=before[seat].rating,
-                rating_after=None if practice else after[seat].rating,
+                rating_before=before[seat].ratings.get(mode),
+                rating_after=None if practice else after[seat].ratings[mode],
             )
             for seat in people
         ]
         changed = [] if practice else [(read[seat], after[seat]) for seat in people]
-        outcome = self._profiles.add_match(table.table_id, entries, changed)
+        boards = {} if practice else _boards(table, before, after)
+        outcome = self._profiles.add_match(table.table_id, entries, changed, boards)
         assert isinstance(outcome, Committed | AlreadyDone | VersionConflict), outcome
         return outcome
 
@@ -105,7 +109,7 @@ def _rated(
 ) -> dict[int, Profile]:
     """Each seat's profile after the match: its mode's counters added to, and the rating
     updated from both teams' result (the winners ranked first)."""
-    teams = [[_model_rating(before[seat]) for seat in seats] for seats in TEAMS]
+    teams = [[_model_rating(before[seat], table.mode.value) for seat in seats] for seats in TEAMS]
     ranks = [1.0, 2.0] if winner == 0 else [2.0, 1.0]
     rated = MODEL.rate(teams, ranks=ranks)
     new = {
@@ -114,25 +118,45 @@ def _rated(
         for seat, player in zip(seats, team, strict=True)
     }
     after: dict[int, Profile] = {}
+    mode, month = table.mode.value, period_of(table.updated_at)
     for seat, profile in before.items():
-        mode = table.mode.value
         stats = profile.stats.get(mode, ModeStats()).plus(
             _match_stats(scores, _team_of(seat), won=_team_of(seat) == winner)
         )
         after[seat] = replace(
             profile,
             version=profile.version + 1,
-            rating=new[seat],
-            rated=profile.rated + 1,
+            ratings={**profile.ratings, mode: new[seat]},
             stats={**profile.stats, mode: stats},
+            months={**profile.months, mode: month},
         )
     return after
 
 
-def _model_rating(profile: Profile) -> PlackettLuceRating:
-    if profile.rating is None:
+def _boards(
+    table: TableRecord, before: dict[int, Profile], after: dict[int, Profile]
+) -> dict[tuple[str, str], list[Change]]:
+    """Each player's move on the mode's all-time board and on the month's: from where
+    the rating they had put them (nowhere yet on a month's board they first play in)."""
+    mode, month = table.mode.value, period_of(table.updated_at)
+    boards: dict[tuple[str, str], list[Change]] = {(mode, ALL_TIME): [], (mode, month): []}
+    for seat, profile in after.items():
+        old, name = before[seat].ratings.get(mode), table.seats[seat].name
+        shown = profile.ratings[mode].shown
+        was = None if old is None else old.shown
+        boards[(mode, ALL_TIME)].append(Change(profile.player_id, name, was, shown))
+        this_month = before[seat].months.get(mode) == month
+        boards[(mode, month)].append(
+            Change(profile.player_id, name, was if this_month else None, shown)
+        )
+    return boards
+
+
+def _model_rating(profile: Profile, mode: str) -> PlackettLuceRating:
+    rating = profile.ratings.get(mode)
+    if rating is None:
         return MODEL.rating(name=profile.player_id)
-    return MODEL.rating(mu=profile.rating.mu, sigma=profile.rating.sigma, name=profile.player_id)
+    return MODEL.rating(mu=rating.mu, sigma=rating.sigma, name=profile.player_id)
 
 
 def _match_stats(scores: Sequence[ScoreRecord], team: int, *, won: bool) -> ModeStats:

@@ -32,6 +32,7 @@ LOBBY_ROUTES = {
     "rematch",
     "balance",
     "profile",
+    "leaderboard",
 }
 ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "continue", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
@@ -51,7 +52,7 @@ MATCHMAKING_AND_LEDGER = {
             constants.PLAYERS: {GET, UPDATE},
             constants.GAMES: {GET, PUT},  # ``rematch`` reads the ended table
             constants.LEDGER: {GET},
-            constants.PROFILES: {GET, QUERY},  # ``profile``: the player's own
+            constants.PROFILES: {GET, QUERY},  # ``profile``: their own; ``leaderboard``
         },
     ),
     "matchmaking-events": (
@@ -74,8 +75,9 @@ MATCHMAKING_AND_LEDGER = {
     "profile-events": (
         "services.profile.handler.events",
         "profile",
-        # Like the ledger, from the ended table and its scores; profiles read, then put.
-        {constants.PROFILES: {GET, PUT}, constants.GAMES: {GET, QUERY}},
+        # Like the ledger, from the ended table and its scores; profiles read, then put,
+        # with the standings moved (old deleted, new put) and the buckets' counts updated.
+        {constants.PROFILES: {GET, PUT, UPDATE, DELETE}, constants.GAMES: {GET, QUERY}},
     ),
 }
 """The functions of matchmaking and the ledger, written out (not derived from the specs)."""

@@ -96,6 +96,7 @@ def test_every_other_answer_echoes_the_cid(mm: Harness) -> None:
         "sync": ({"action": "sync"}, "error"),
         "balance": ({"action": "balance"}, "balance"),
         "profile": ({"action": "profile"}, "profile"),
+        "board": ({"action": "leaderboard", "mode": "arena"}, "leaderboard"),
         "leave": ({"action": "leave"}, "error"),
         "bots": ({"action": "fill_bots"}, "error"),
         "queue": ({"action": "queue", "mode": "one_round"}, "queued"),

@@ -283,7 +283,7 @@ def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(short:
         )
         profile = profiles.profile(player)
         assert profile is not None and profile.rated == 1
-        assert profile.rating == entry.rating_after
+        assert profile.ratings[entry.mode] == entry.rating_after
 
     # Released: no live table any more, so each may queue again.
     for player in players:

@@ -9,12 +9,16 @@ through the pipeline and checks its players' profiles too.
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 
-from infra.manifest import GET, PUT, QUERY
+from infra.manifest import DELETE, GET, PUT, QUERY, UPDATE
 from services.common.events import MatchEnded, SeatPlayer
+from services.common.leaderboards import period_of
 from services.common.profiles import ProfileStore
-from services.common.protocol import ProfileMessage
+from services.common.protocol import LeaderboardMessage, ProfileMessage
 from shared_engine import MatchMode
 from tests.integration.harness import Harness
 from tests.scored import scored_table
@@ -88,7 +92,7 @@ def test_matches_delivered_twice_late_and_out_of_order_are_each_added_once(
     # arrived first (a rating follows the order results are added, not replayed).
     assert history[0].rating_before is None
     assert history[1].rating_before == history[0].rating_after
-    assert history[1].rating_after == r1.rating
+    assert history[1].rating_after == r1.ratings["one_round"]
 
     grants = hx.aws.iam.used
     tables = hx.aws.iam.arns.table
@@ -97,6 +101,8 @@ def test_matches_delivered_twice_late_and_out_of_order_are_each_added_once(
     assert {
         ("profile-events", GET, profile_table),
         ("profile-events", PUT, profile_table),
+        ("profile-events", UPDATE, profile_table),
+        ("profile-events", DELETE, profile_table),
         ("profile-events", GET, games),
         ("profile-events", QUERY, games),
     } <= grants
@@ -147,9 +153,40 @@ def test_a_player_asks_for_their_own_profile_and_gets_only_theirs(harness: Harne
     assert (match["table_id"], match["result"], match["partner"]) == ("ours", "lost", "O4")
     assert match["rounds"] == [[400, 2500]] and match["points"] == -1000
     assert answer["rated_matches"] == 1 and answer["stats"]["one_round"]["wins"] == 0
-    assert answer["rating"] == match["rating_after"]
+    assert answer["stats"]["one_round"]["rating"] == match["rating_after"]
     profiles = hx.aws.iam.arns.table(hx.aws.settings.profiles_table)
     assert {
         ("matchmaking-ws", GET, profiles),
         ("matchmaking-ws", QUERY, profiles),
     } <= hx.aws.iam.used
+
+
+def test_a_player_reads_the_leaderboards_and_their_own_rank(harness: Harness) -> None:
+    """Two matches ended just now: the all-time and this month's board hold the eight
+    players, winners first; one who never played rated is on neither."""
+    hx = harness
+    now = time.time()
+    end(hx, "l1", ["l1", "l2", "l3", "l4"], [(2500, 400)], at=now - 1)
+    end(hx, "l2", ["l5", "l6", "l7", "l8"], [(2500, 400)], at=now)
+    publish_end(hx, "l1", ["l1", "l2", "l3", "l4"])
+    publish_end(hx, "l2", ["l5", "l6", "l7", "l8"])
+    hx.settle()
+    conn = hx.connect("l2")
+    assert conn is not None
+    hx.send(conn, {"action": "leaderboard", "mode": "one_round", "cid": "lb"})
+    answer = hx.last(conn, "leaderboard")
+    assert answer is not None and answer["cid"] == "lb"
+    board = LeaderboardMessage.model_validate(answer)
+    assert board.period == "all" and [s.rank for s in board.top] == list(range(1, 9))
+    assert {s.name for s in board.top[:4]} == {"L1", "L3", "L5", "L7"}
+    assert board.own is not None and board.own.you and board.own.rank >= 5
+    assert [s.you for s in board.top].count(True) == 1
+    assert "l2" not in json.dumps(answer["top"]), "players are named, never by id"
+
+    newcomer = hx.connect("n1")
+    assert newcomer is not None
+    hx.send(newcomer, {"action": "leaderboard", "mode": "one_round", "period": "month"})
+    month = LeaderboardMessage.model_validate(hx.last(newcomer, "leaderboard"))
+    assert month.period == period_of(now) and len(month.top) == 8 and month.own is None
+    profiles = hx.aws.iam.arns.table(hx.aws.settings.profiles_table)
+    assert ("profile-events", UPDATE, profiles) in hx.aws.iam.used

@@ -13,7 +13,7 @@ import pytest
 from services.common.events import SeatPlayer
 from services.common.identities import host_bot_id
 from services.common.memory_storage import MemoryStorage
-from services.common.profiles import MatchEntry, ModeStats, Profile, ProfileStore
+from services.common.profiles import MatchEntry, ModeStats, Profile, ProfileStore, Rating
 from services.common.records import Status
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
@@ -103,7 +103,7 @@ def test_the_winners_rating_rises_and_the_losers_falls_from_an_uncertain_start(
     service.match_ended("t1")
     start = MODEL.rating()
     ratings = {p: profiles.profile(f"p{p}") for p in (1, 2, 3, 4)}
-    rated = {p: r.rating for p, r in ratings.items() if r is not None and r.rating is not None}
+    rated = {p: r.ratings["one_round"] for p, r in ratings.items() if r is not None}
     assert rated[1] == rated[3] and rated[2] == rated[4]
     assert rated[1].mu > start.mu > rated[2].mu
     assert all(r.sigma < start.sigma for r in rated.values()), "a match makes it less uncertain"
@@ -183,8 +183,13 @@ def test_a_profile_another_match_changed_meanwhile_is_read_again(
 
     def racing(*args: object, **kwargs: object) -> Outcome:
         if not raced:
-            other = Profile("p1", version=1, rated=1, stats={"one_round": ModeStats(1, 1)})
-            assert original("other", [], [(None, other)]).ok
+            other = Profile(
+                "p1",
+                version=1,
+                ratings={"three_rounds": Rating(25.0, 8.0)},
+                stats={"three_rounds": ModeStats(1, 1)},
+            )
+            assert original("other", [], [(None, other)], {}).ok
             raced.append(original(*args, **kwargs))  # type: ignore[arg-type]
             return raced[0]
         return original(*args, **kwargs)  # type: ignore[arg-type]
@@ -194,5 +199,6 @@ def test_a_profile_another_match_changed_meanwhile_is_read_again(
     assert isinstance(raced[0], VersionConflict)
     p1 = profiles.profile("p1")
     assert p1 is not None and (p1.version, p1.rated) == (2, 2)
-    assert p1.stats["one_round"] == ModeStats(matches=2, wins=2, rounds=1, round_points=2500)
+    assert p1.stats["one_round"] == ModeStats(matches=1, wins=1, rounds=1, round_points=2500)
+    assert p1.stats["three_rounds"] == ModeStats(1, 1), "the other match's counts are kept"
     assert len(history(profiles, "p1")) == 1

@@ -126,6 +126,7 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "Rematch": ("LobbyView", "ErrorMessage"),
     "Balance": ("BalanceMessage", "ErrorMessage"),
     "Profile": ("ProfileMessage", "ErrorMessage"),
+    "Leaderboard": ("LeaderboardMessage", "ErrorMessage"),
 }
 """What answers each client message, carrying its ``cid``: exactly one of these.
 

@@ -136,6 +136,13 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
         ],
         "Balance": [("ask", {"action": "balance"})],
         "Profile": [("ask", {"action": "profile", "cid": "pr-1"})],
+        "Leaderboard": [
+            ("all time", {"action": "leaderboard", "mode": "three_rounds", "cid": "lb-1"}),
+            (
+                "this month",
+                {"action": "leaderboard", "mode": "arena", "period": "month", "cid": "lb-2"},
+            ),
+        ],
     }
 
 
@@ -313,10 +320,10 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                 {
                     "type": "profile",
                     "cid": "pr-1",
-                    "rating": {"shown": 2.39, "mu": 26.96, "sigma": 8.19},
                     "rated_matches": 1,
                     "stats": {
                         "one_round": {
+                            "rating": {"shown": 2.39, "mu": 26.96, "sigma": 8.19},
                             "matches": 1,
                             "wins": 1,
                             "win_rate": 1.0,
@@ -344,6 +351,33 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                     ],
                 },
             )
+        ],
+        "LeaderboardMessage": [
+            (
+                "the player is not in the top",
+                {
+                    "type": "leaderboard",
+                    "cid": "lb-1",
+                    "mode": "three_rounds",
+                    "period": "all",
+                    "top": [
+                        {"rank": 1, "name": "Ana", "shown": 31.4, "you": False},
+                        {"rank": 2, "name": "Bea", "shown": 29.87, "you": False},
+                    ],
+                    "own": {"rank": 5210, "name": "Cy", "shown": 3.12, "you": True},
+                },
+            ),
+            (
+                "a month the player has not played",
+                {
+                    "type": "leaderboard",
+                    "cid": "lb-2",
+                    "mode": "arena",
+                    "period": "2026-12",
+                    "top": [{"rank": 1, "name": "Ana", "shown": 12.5, "you": False}],
+                    "own": None,
+                },
+            ),
         ],
     }
 
