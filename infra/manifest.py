@@ -319,6 +319,7 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             "balance",
             "profile",
             "leaderboard",
+            "replay",
         ),
         tables={
             # Queue entries (put on queue, deleted on leave) and lobbies (put, seats
@@ -327,8 +328,9 @@ FUNCTIONS: dict[str, FunctionSpec] = {
             # The guard item: where the player is (read), moved by conditional updates.
             constants.PLAYERS: (GET, UPDATE),
             # A full friends table or ``fill_bots`` creates the table item with its outbox;
-            # ``rematch`` reads the ended table's seats and status.
-            constants.GAMES: (GET, PUT),
+            # ``rematch`` reads the ended table's seats and status; ``replay`` its rounds,
+            # log and scores.
+            constants.GAMES: (GET, PUT, QUERY),
             # ``balance`` and the arena's stake check read the account.
             constants.LEDGER: (GET,),
             # ``profile`` reads the player's own profile and last matches; ``leaderboard``

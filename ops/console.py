@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ops.actions import ActionRefused, OperatorFunction
-from ops.replay import Verdict, rounds_of, seat_view, verify
 from ops.stage import Stage
 from services.common import constants
 from services.common.dynamo import query_all, s
@@ -39,6 +38,7 @@ from services.common.records import (
     TableRecord,
     queue_of,
 )
+from services.common.replay import Verdict, rounds_of, seat_view, verify
 from services.common.store import GameStore
 from services.common.unit_of_work import Item, TableKind
 from shared_engine.match import TEAM_NAMES, winner_of

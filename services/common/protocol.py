@@ -30,6 +30,11 @@ from shared_engine.state import TEAMS, team_of
 from shared_engine.view import MeldView, PlayerView, ScoreView
 
 PROTOCOL_VERSION = 1
+REPLAY_FRAMES: Final = 40
+"""Frames of a replay page: a view without its legal moves is about 1.5 KB, so a page
+stays far under API Gateway's 128 KB."""
+MAX_ROUNDS: Final = 99
+MAX_PLIES: Final = 9999
 LOG_SHOWN: Final = 400
 """The most moves a ``sync`` answer restores to the move log: a long round's are the last
 ones, and the frame stays far under API Gateway's 128 KB."""
@@ -286,6 +291,17 @@ class Profile(ClientMessageBase):
     action: Literal["profile"]
 
 
+class Replay(ClientMessageBase):
+    """Ask for a page of the replay of a finished match one sat at (``ReplayMessage``):
+    what their seat saw at the deal of ``round`` (``start`` 0) and after each move."""
+
+    action: Literal["replay"]
+    table_id: TableId
+    round: int = Field(default=1, ge=1, le=MAX_ROUNDS)
+    start: int = Field(default=0, ge=0, le=MAX_PLIES)
+    """The first frame: 0 is the deal, n the view after the round's n-th move."""
+
+
 class Leaderboard(ClientMessageBase):
     """Ask for a mode's top 100 and one's own rank on it (``LeaderboardMessage``): of all
     time, or of the current month (UTC)."""
@@ -301,7 +317,16 @@ TurnMessage = Annotated[
 """Routed to the turn service (``play``, ``sync``, ``say``, ``continue``; ``hello`` and
 ``ping`` reach it through ``$default``)."""
 LobbyMessage = Annotated[
-    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile | Leaderboard,
+    Queue
+    | Leave
+    | CreateTable
+    | JoinTable
+    | FillBots
+    | Rematch
+    | Balance
+    | Profile
+    | Leaderboard
+    | Replay,
     Field(discriminator="action"),
 ]
 """Routed to the matchmaking service."""
@@ -320,7 +345,8 @@ ClientMessage = Annotated[
     | Rematch
     | Balance
     | Profile
-    | Leaderboard,
+    | Leaderboard
+    | Replay,
     Field(discriminator="action"),
 ]
 
@@ -741,6 +767,32 @@ class LeaderboardMessage(ServerMessageBase):
         )
 
 
+class ReplayFrame(_Message):
+    """What the seat saw at one point of the round: the move that led there (null at the
+    deal), public as the move log showed it, and the seat's view after it (its own tiles,
+    every seat's public ones; the hands revealed after the last move)."""
+
+    move: LoggedMove | None
+    view: TableView
+
+
+class ReplayMessage(ServerMessageBase):
+    """A page of a finished match's replay from the asking player's seat: ``frames`` from
+    ``start``; ask again from ``start`` + their number while ``more``."""
+
+    type: Literal["replay"] = "replay"
+    table_id: TableId
+    seat: Seat
+    round: int = Field(ge=1)
+    rounds: int = Field(ge=1)
+    """How many rounds the match had."""
+    moves: int = Field(ge=0)
+    """How many moves the round had: its frames are 0 (the deal) to ``moves``."""
+    start: int = Field(ge=0)
+    frames: list[ReplayFrame] = Field(max_length=REPLAY_FRAMES)
+    more: bool
+
+
 class WelcomeMessage(ServerMessageBase):
     """Who this connection is: the player the token named, and the protocol spoken."""
 
@@ -790,6 +842,7 @@ ServerMessage = Annotated[
     | BalanceMessage
     | ProfileMessage
     | LeaderboardMessage
+    | ReplayMessage
     | WelcomeMessage
     | PongMessage
     | OpenedElsewhereMessage

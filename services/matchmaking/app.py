@@ -32,6 +32,7 @@ from services.common.protocol import (
     ProfileMessage,
     Queue,
     Rematch,
+    Replay,
 )
 from services.common.records import QueueTicket
 from services.common.routing import Refusal, guarded, read_message
@@ -39,11 +40,21 @@ from services.common.telemetry import Telemetry
 from services.matchmaking.lobbies import Lobbies
 from services.matchmaking.queues import Queues
 from services.matchmaking.rematch import Rematches
+from services.matchmaking.replays import Replays
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore
 
 Lobbying = (
-    Queue | Leave | CreateTable | JoinTable | FillBots | Rematch | Balance | Profile | Leaderboard
+    Queue
+    | Leave
+    | CreateTable
+    | JoinTable
+    | FillBots
+    | Rematch
+    | Balance
+    | Profile
+    | Leaderboard
+    | Replay
 )
 LOBBY_MESSAGE: TypeAdapter[Lobbying] = (
     # Built by the first lobby message: the events path never reads one.
@@ -51,7 +62,7 @@ LOBBY_MESSAGE: TypeAdapter[Lobbying] = (
 )
 
 
-Reading = Balance | Profile | Leaderboard
+Reading = Balance | Profile | Leaderboard | Replay
 """What only reads the player's own records: answered on any of their connections."""
 PROFILE_MATCHES = 20
 """The last matches a ``profile`` answer lists: one query, a bounded answer."""
@@ -69,6 +80,7 @@ class MatchmakingService:
         ledger: Ledger,
         profiles: ProfileStore,
         boards: Leaderboards,
+        replays: Replays,
         clock: Clock,
         telemetry: Telemetry,
         max_message_bytes: int,
@@ -83,6 +95,7 @@ class MatchmakingService:
         self._ledger = ledger
         self._profiles = profiles
         self._boards = boards
+        self._replays = replays
         self._clock = clock
         self._telemetry = telemetry
         self._max_bytes = max_message_bytes
@@ -141,6 +154,8 @@ class MatchmakingService:
             self.profile(player_id, connection_id, cid)
         elif isinstance(message, Leaderboard):
             self.leaderboard(player_id, name, connection_id, message)
+        elif isinstance(message, Replay):
+            self._replays.replay(player_id, connection_id, message)
         else:
             self.balance(player_id, connection_id, cid)
 

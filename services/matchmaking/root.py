@@ -20,6 +20,7 @@ from services.matchmaking.forming import Tables
 from services.matchmaking.lobbies import Lobbies
 from services.matchmaking.queues import Queues
 from services.matchmaking.rematch import Rematches
+from services.matchmaking.replays import Replays
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import LobbyStore, PlayerStore, QueueStore
 
@@ -100,6 +101,7 @@ def compose(
         ledger=ledger,
         profiles=ProfileStore(storage),
         boards=Leaderboards(storage, clock, FRESH_SECONDS),
+        replays=Replays(GameStore(storage), replies),
         clock=clock,
         telemetry=telemetry,
         max_message_bytes=max_message_bytes,

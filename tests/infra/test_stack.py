@@ -33,6 +33,7 @@ LOBBY_ROUTES = {
     "balance",
     "profile",
     "leaderboard",
+    "replay",
 }
 ROUTES = {"$connect", "$disconnect", "play", "sync", "say", "continue", "$default", *LOBBY_ROUTES}
 GET, PUT, UPDATE, DELETE, QUERY = (
@@ -50,7 +51,7 @@ MATCHMAKING_AND_LEDGER = {
         {
             constants.MATCHMAKING: {GET, PUT, UPDATE, DELETE},
             constants.PLAYERS: {GET, UPDATE},
-            constants.GAMES: {GET, PUT},  # ``rematch`` reads the ended table
+            constants.GAMES: {GET, PUT, QUERY},  # ``rematch``: the ended table; ``replay``
             constants.LEDGER: {GET},
             constants.PROFILES: {GET, QUERY},  # ``profile``: their own; ``leaderboard``
         },

@@ -97,6 +97,7 @@ def test_every_other_answer_echoes_the_cid(mm: Harness) -> None:
         "balance": ({"action": "balance"}, "balance"),
         "profile": ({"action": "profile"}, "profile"),
         "board": ({"action": "leaderboard", "mode": "arena"}, "leaderboard"),
+        "replay": ({"action": "replay", "table_id": "nowhere"}, "error"),
         "leave": ({"action": "leave"}, "error"),
         "bots": ({"action": "fill_bots"}, "error"),
         "queue": ({"action": "queue", "mode": "one_round"}, "queued"),

@@ -14,12 +14,21 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
+from infra.manifest import QUERY
 from services.common.protocol import ServerMessage
-from shared_engine import MatchMode, RoundState, player_view
+from shared_engine import (
+    MatchMode,
+    RoundState,
+    apply,
+    parse_action,
+    player_view,
+    score_round,
+    start_round,
+)
 from shared_engine.tiles import NAMES
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness
-from tests.integration.history import Versions, states_by_version
+from tests.integration.history import Versions, moves_of, states_by_version
 
 pytestmark = pytest.mark.integration
 
@@ -186,3 +195,62 @@ def test_the_move_log_of_auto_played_turns_is_public(harness: Harness) -> None:
     assert others and all(m["auto"] for m in others)
     kinds = {(m["seat"], m["type"]) for m in others}
     assert {(s, t) for s in (2, 3, 4) for t in ("draw", "discard")} <= kinds, kinds
+
+
+def round_states(items: list[dict[str, Any]]) -> dict[int, list[RoundState]]:
+    """Each round's state at the deal and after every logged move, from the items alone."""
+    by_round: dict[int, list[RoundState]] = {}
+    totals = (0, 0)
+    for item in sorted((i for i in items if i["sk"]["S"].startswith("ROUND#")), key=str):
+        number = int(item["sk"]["S"].split("#")[1])
+        state = start_round(item["seed"]["S"], dealer=int(item["dealer"]["N"]), match_scores=totals)
+        states = [state]
+        for move in moves_of(items, number):
+            state, _ = apply(state, move.seat, parse_action(move.action))
+            states.append(state)
+        by_round[number] = states
+        a, b = score_round(state)
+        totals = (totals[0] + a.total, totals[1] + b.total)
+    return by_round
+
+
+def test_no_frame_of_a_replay_shows_a_tile_its_seat_could_not_see(harness: Harness) -> None:
+    """Each seat replays the finished match page by page: every frame is exactly its
+    view after that move, and names nothing but its own tiles and public ones (the
+    hands only after the round's last move). No one else may replay it."""
+    players = ["y1", "y2", "y3", "y4"]
+    conns = harness.start_table("replayed", players, MatchMode.ONE_ROUND)
+    live = harness.connect("y5")
+    assert live is not None
+    harness.send(conns[1], {"action": "replay", "table_id": "replayed", "cid": "early"})
+    assert (harness.last(conns[1], "error") or {}).get("code") == "not_over"
+    play_match(harness, conns, "replayed", seed=11)
+    states = round_states(harness.history("replayed"))
+    checked = 0
+    for seat, conn in conns.items():
+        start, more = 0, True
+        while more:
+            harness.send(conn, {"action": "replay", "table_id": "replayed", "start": start})
+            page = harness.last(conn, "replay")
+            assert page is not None and page["start"] == start and page["seat"] == seat
+            SERVER_MESSAGE.validate_python(page)
+            assert len(json.dumps(page)) < 128 * 1024, "a page fits a WebSocket frame"
+            for ply, frame in enumerate(page["frames"], start=start):
+                state = states[1][ply]
+                check_view(
+                    {"version": ply, "seat": seat, **frame}, seat, Versions([ply], [state], [1])
+                )
+                assert (frame["move"] is None) == (ply == 0)
+                assert frame["view"]["legal_actions"] == []
+                assert (frame["view"]["revealed"] is not None) == state.round_over
+                checked += 1
+            start += len(page["frames"])
+            more = page["more"]
+        assert start == len(states[1]), "every move of the round, once"
+    assert checked == 4 * len(states[1])
+    harness.send(live, {"action": "replay", "table_id": "replayed", "cid": "not-mine"})
+    refused = harness.last(live, "error")
+    assert refused is not None and refused["code"] == "no_table"
+    assert "replay" not in {m["type"] for m in harness.received(live)}
+    games = harness.aws.iam.arns.table(harness.aws.settings.games_table)
+    assert ("matchmaking-ws", QUERY, games) in harness.aws.iam.used, "read with its own grant"

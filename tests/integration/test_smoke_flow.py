@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ops.replay import replay, rounds_of
+from services.common.replay import replay, rounds_of
 from shared_engine import MatchMode, commitment, shuffled, unpack
 from tests.integration.clients import play_match
 from tests.integration.harness import Harness

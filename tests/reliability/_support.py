@@ -25,8 +25,8 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from local.aws import HANDLER_MODULES, LocalAws, reset
 from local.conflicts import answer, request_of
 from local.iam import current_entry_point
-from ops.replay import rounds_of, verify
 from services.common.ledger import Ledger, Posting
+from services.common.replay import rounds_of, verify
 from shared_engine import (
     MatchMode,
     action_to_wire,
@@ -551,7 +551,7 @@ def replayed_rounds(items: list[dict[str, Any]], *, variant: Variant) -> list[li
 
 
 def audit_problems(harness: Harness, table_id: str) -> list[str]:
-    """What the operators' replay (``ops/replay.py``, ``python -m ops match``) finds wrong:
+    """What the replay (``services/common/replay.py``, ``python -m ops match``) finds wrong:
     every commitment, logged move, score, the live state and the totals are checked."""
     table = harness.table(table_id)
     played = rounds_of(harness.store.history.records(table_id))

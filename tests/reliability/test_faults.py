@@ -26,7 +26,7 @@ The method (docs/reliability.md):
    seeds and LOG actions gives the stored final state and totals back, and
    every replayed state holds the 106 tiles; every ledger entry exists once,
    balances reconcile and the settlement is zero-sum; and every seat hears the
-   match result. (The operators' replay, ``ops/replay.py``, is held
+   match result. (The operators' replay, ``services/common/replay.py``, is held
    to the same replay in its own test.)
 
 The hooks are registered before the handlers create their clients (each
@@ -196,7 +196,7 @@ def test_a_conflict_on_every_first_write_leaves_the_match_unchanged(
 def test_the_audit_replays_a_match_with_the_joker_button(
     moto_endpoint: str, injector: FaultInjector
 ) -> None:
-    """ops/replay.py must replay every finished table, including rounds in
+    """services/common/replay.py must replay every finished table, including rounds in
     which a player pressed the joker button (JOKER-1)."""
     with fresh_stack(moto_endpoint) as harness:
         start_match(harness, TABLE, PLAYERS).play_out()

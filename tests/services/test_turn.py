@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from ops.replay import rounds_of, verify
 from services.common.events import (
     BotLevel,
     PlayerConnected,
@@ -21,6 +20,7 @@ from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
 from services.common.protocol import LOG_SHOWN, Play
 from services.common.records import LogEntry, LoggedTurn, RoundRecord, TableRecord
+from services.common.replay import rounds_of, verify
 from services.common.store import GameStore
 from services.common.telemetry import RecordingTelemetry
 from services.common.unit_of_work import Outcome, Storage

@@ -1,4 +1,4 @@
-"""The console's replay (``ops/replay.py``): each stored fact it checks, and each lie it catches.
+"""The replay (``services/common/replay.py``): each stored fact it checks, each lie it catches.
 
 A round is played by the heuristic bot through the engine and kept as the services
 keep it (round, log and score records, the live state); then one fact at a time is
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from ops.replay import rounds_of, seat_view, verify
 from services.common.frozen import replace
 from services.common.records import LogEntry, LoggedTurn, RoundRecord, ScoreRecord, TableHistory
+from services.common.replay import rounds_of, seat_view, verify
 from shared_engine import (
     action_to_wire,
     apply,

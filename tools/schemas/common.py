@@ -127,6 +127,7 @@ REPLIES: Final[dict[str, tuple[str, ...]]] = {
     "Balance": ("BalanceMessage", "ErrorMessage"),
     "Profile": ("ProfileMessage", "ErrorMessage"),
     "Leaderboard": ("LeaderboardMessage", "ErrorMessage"),
+    "Replay": ("ReplayMessage", "ErrorMessage"),
 }
 """What answers each client message, carrying its ``cid``: exactly one of these.
 

@@ -136,6 +136,13 @@ def _client_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
         ],
         "Balance": [("ask", {"action": "balance"})],
         "Profile": [("ask", {"action": "profile", "cid": "pr-1"})],
+        "Replay": [
+            ("a round's first page", {"action": "replay", "table_id": "3f9a61c0b2d44e17"}),
+            (
+                "round 2 from its 40th move",
+                {"action": "replay", "table_id": "3f9a61c0b2d44e17", "round": 2, "start": 40},
+            ),
+        ],
         "Leaderboard": [
             ("all time", {"action": "leaderboard", "mode": "three_rounds", "cid": "lb-1"}),
             (
@@ -171,6 +178,29 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     }
     return {
         "ViewMessage": [("seat 2, whose turn it is", view.model_dump(mode="json"))],
+        "ReplayMessage": [
+            (
+                "the deal and the first move of round 1, from seat 2",
+                {
+                    "type": "replay",
+                    "cid": "rp-1",
+                    "table_id": "3f9a61c0b2d44e17",
+                    "seat": 2,
+                    "round": 1,
+                    "rounds": 3,
+                    "moves": 212,
+                    "start": 0,
+                    "frames": [
+                        {"move": None, "view": view.view.model_dump(mode="json")},
+                        {
+                            "move": {"seat": 1, "auto": False, "type": "draw", "version": 2},
+                            "view": stale.view.model_dump(mode="json"),
+                        },
+                    ],
+                    "more": True,
+                },
+            )
+        ],
         "WelcomeMessage": [
             (
                 "the answer to `hello`",

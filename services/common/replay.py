@@ -1,4 +1,5 @@
-"""A table's stored history replayed through the engine: what matches and what does not.
+"""A table's stored history replayed through the engine: what matches and what does not,
+and what a seat saw at every move (the operators' console, a player's replay).
 
 A round is a function of its seed and its actions (DEAL-4). Replaying the log
 from the round item's seed must meet every stored fact: the seed must produce
@@ -193,20 +194,46 @@ def with_jokers(state: RoundState, jokers: tuple[int, ...]) -> RoundState:
     return state
 
 
+def _round_start(played: list[Round], *, variant: Variant, round_number: int) -> RoundState:
+    index = next((i for i, r in enumerate(played) if r.number == round_number), None)
+    if index is None:
+        raise ValueError(f"the table has no round {round_number}")
+    before = [r.totals for r in replay(played[:index], variant=variant) if r.final.round_over]
+    return _start(
+        played[index],
+        variant=variant,
+        totals=(sum(a for a, _ in before), sum(b for _, b in before)),
+    )
+
+
 def seat_view(
     played: list[Round], *, variant: Variant, round_number: int, moves: int, seat: int
 ) -> PlayerView:
     """What ``seat`` saw after the first ``moves`` actions of ``round_number``."""
-    index = next((i for i, r in enumerate(played) if r.number == round_number), None)
-    if index is None:
-        raise ValueError(f"the table has no round {round_number}")
-    rnd = played[index]
+    state = _round_start(played, variant=variant, round_number=round_number)
+    rnd = next(r for r in played if r.number == round_number)
     if not 0 <= moves <= len(rnd.moves):
         raise ValueError(f"round {round_number} has {len(rnd.moves)} moves")
-    before = [r.totals for r in replay(played[:index], variant=variant) if r.final.round_over]
-    state = _start(
-        rnd, variant=variant, totals=(sum(a for a, _ in before), sum(b for _, b in before))
-    )
     for move in rnd.moves[:moves]:
         state = _step(state, move)
     return player_view(state, seat)
+
+
+def seat_frames(
+    played: list[Round], *, variant: Variant, round_number: int, seat: int, start: int, count: int
+) -> list[tuple[LogEntry | None, PlayerView]]:
+    """What ``seat`` saw at the deal (``None``: no move yet, at ``start`` 0) and after each
+    move of ``round_number`` from ``start``, ``count`` of them at most: the engine's own
+    view of the seat, as it was pushed live, the last one revealing the hands."""
+    state = _round_start(played, variant=variant, round_number=round_number)
+    moves = next(r for r in played if r.number == round_number).moves
+    frames: list[tuple[LogEntry | None, PlayerView]] = []
+    if start == 0:
+        frames.append((None, player_view(state, seat)))
+    for number, move in enumerate(moves, start=1):
+        if len(frames) >= count:
+            break
+        state = _step(state, move)
+        if number >= start:
+            frames.append((move, player_view(state, seat)))
+    return frames
