@@ -311,12 +311,8 @@ class Leaderboard(ClientMessageBase):
     period: Literal["all", "month"] = "all"
 
 
-TurnMessage = Annotated[
-    Play | Sync | Say | ContinueMatch | Hello | Ping, Field(discriminator="action")
-]
-"""Routed to the turn service (``play``, ``sync``, ``say``, ``continue``; ``hello`` and
-``ping`` reach it through ``$default``)."""
-LobbyMessage = Annotated[
+TurnAction = Play | Sync | Say | ContinueMatch | Hello | Ping
+LobbyAction = (
     Queue
     | Leave
     | CreateTable
@@ -326,29 +322,14 @@ LobbyMessage = Annotated[
     | Balance
     | Profile
     | Leaderboard
-    | Replay,
-    Field(discriminator="action"),
-]
+    | Replay
+)
+TurnMessage = Annotated[TurnAction, Field(discriminator="action")]
+"""Routed to the turn service (``play``, ``sync``, ``say``, ``continue``; ``hello`` and
+``ping`` reach it through ``$default``)."""
+LobbyMessage = Annotated[LobbyAction, Field(discriminator="action")]
 """Routed to the matchmaking service."""
-ClientMessage = Annotated[
-    Play
-    | Sync
-    | Say
-    | ContinueMatch
-    | Hello
-    | Ping
-    | Queue
-    | Leave
-    | CreateTable
-    | JoinTable
-    | FillBots
-    | Rematch
-    | Balance
-    | Profile
-    | Leaderboard
-    | Replay,
-    Field(discriminator="action"),
-]
+ClientMessage = Annotated[TurnAction | LobbyAction, Field(discriminator="action")]
 
 
 # --- server to client -------------------------------------------------------------

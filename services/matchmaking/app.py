@@ -27,6 +27,7 @@ from services.common.protocol import (
     Leaderboard,
     LeaderboardMessage,
     Leave,
+    LobbyAction,
     LobbyMessage,
     Profile,
     ProfileMessage,
@@ -44,19 +45,7 @@ from services.matchmaking.replays import Replays
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore
 
-Lobbying = (
-    Queue
-    | Leave
-    | CreateTable
-    | JoinTable
-    | FillBots
-    | Rematch
-    | Balance
-    | Profile
-    | Leaderboard
-    | Replay
-)
-LOBBY_MESSAGE: TypeAdapter[Lobbying] = (
+LOBBY_MESSAGE: TypeAdapter[LobbyAction] = (
     # Built by the first lobby message: the events path never reads one.
     TypeAdapter(LobbyMessage, config=ConfigDict(defer_build=True))
 )
@@ -125,7 +114,7 @@ class MatchmakingService:
         player_id: str,
         name: str,
         connection_id: str,
-        message: Lobbying,
+        message: LobbyAction,
     ) -> None:
         self._telemetry.annotate(player_id=player_id, action=message.action)
         cid = message.cid
