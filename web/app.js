@@ -24,6 +24,7 @@ import { renderCountdown, renderDialog } from "./ui/dialogs.js";
 import { $, flash, h, show, tileEl } from "./ui/dom.js";
 import { renderBalance, renderConnection, renderHeader, renderLobby, renderQueueClock, renderSignin } from "./ui/lobby.js";
 import { bindLook } from "./ui/look.js";
+import { renderBoard, renderProfile, renderReplay } from "./ui/records.js";
 import { renderActions, renderHandArea, renderMelds, renderPresented, renderTable, renderTimer, teamOf } from "./ui/table.js";
 
 const DISMISSED_KEY = "canasta.dismissed";
@@ -99,6 +100,7 @@ function run(effects) {
     else if (effect.kind === "said") setTimeout(render, S.SAID_SHOWN_MS + 50);
     else if (effect.kind === "newRound") shows.clear();
     else if (effect.kind === "closeDialog") closeDialog(effect.dialog);
+    else if (effect.kind === "records") showRecords(effect.which);
   }
   const moved = effects.filter((effect) => effect.kind === "moved");
   // Another seat's moves wait their turn to be shown; the page below is already the newest.
@@ -166,6 +168,33 @@ function stage(staged) {
 function showHowTo() {
   $("howto-thresholds").replaceChildren(...t("howto.thresholds").split("\n").map((line) => h("li", {}, line)));
   $("howto-dialog").showModal();
+}
+
+/** A records answer arrived: its dialog is drawn, and opened if it is not yet. */
+function showRecords(which) {
+  const dialogs = { profile: "profile-dialog", board: "board-dialog", replay: "replay-dialog" };
+  if (which === "profile") renderProfile(state, watchReplay);
+  else if (which === "board") renderBoard(state);
+  else renderReplay(state);
+  const dialog = $(dialogs[which]);
+  if (!dialog.open) dialog.showModal();
+}
+
+function askBoard() {
+  const period = document.querySelector('#board-form input[name="period"]:checked').value;
+  send({ action: "leaderboard", mode: $("board-mode").value, period });
+}
+
+function watchReplay(tableId) {
+  if ($("profile-dialog").open) $("profile-dialog").close();
+  state.replay = null;
+  send(S.replayMessage(tableId));
+}
+
+function stepReplay(step) {
+  const ask = S.stepReplay(state, step);
+  if (ask) send(ask);
+  renderReplay(state);
 }
 
 function browsePile() {
@@ -465,6 +494,11 @@ function bind() {
   $("pile").addEventListener("click", take);
   $("pile-browse").addEventListener("click", browsePile);
   $("howto-open").addEventListener("click", showHowTo);
+  $("profile-open").addEventListener("click", () => send({ action: "profile" }));
+  $("board-open").addEventListener("click", askBoard);
+  for (const input of document.querySelectorAll("#board-form input, #board-form select")) input.addEventListener("change", askBoard);
+  $("replay-prev").addEventListener("click", () => stepReplay(-1));
+  $("replay-next").addEventListener("click", () => stepReplay(1));
   $("clear-selection").addEventListener("click", () => {
     S.clearSelection(state);
     renderMelds(state, table);

@@ -27,6 +27,9 @@ export function initialState() {
     elsewhere: false, // another tab or device took this player's connection over
     quiet: { no_table: 0, unknown_action: 0, leave: 0 }, // answers expected and not worth showing
     balance: null,
+    profile: null, // the latest ProfileMessage
+    board: null, // the latest LeaderboardMessage
+    replay: null, // {table_id, round, rounds, moves, at, frames: {ply: frame}}: the replay being watched
     queued: null,
     expired: null, // the queue whose countdown ended without a table: wait on, or leave
     lobby: null,
@@ -126,6 +129,14 @@ export function receive(state, message) {
       if (state.quiet.unknown_action > 0) state.quiet.unknown_action -= 1;
       state.balance = { points: message.points, jokers: message.jokers };
       return [];
+    case "profile":
+      state.profile = message;
+      return [{ kind: "records", which: "profile" }];
+    case "leaderboard":
+      state.board = message;
+      return [{ kind: "records", which: "board" }];
+    case "replay":
+      return replayPage(state, message);
     default:
       return [];
   }
@@ -898,4 +909,45 @@ export class MoveQueue {
       this.onShow(null);
     }
   }
+}
+
+// --- replays ---------------------------------------------------------------------------
+
+/** The first page of a finished match's replay: round 1 from its deal. */
+export function replayMessage(tableId, round = 1, start = 0) {
+  return { action: "replay", table_id: tableId, round, start };
+}
+
+function replayPage(state, message) {
+  const same = state.replay && state.replay.table_id === message.table_id && state.replay.round === message.round;
+  const frames = same ? { ...state.replay.frames } : {};
+  message.frames.forEach((frame, i) => {
+    frames[message.start + i] = frame;
+  });
+  const at = same ? state.replay.at : message.start;
+  state.replay = { table_id: message.table_id, round: message.round, rounds: message.rounds, moves: message.moves, at, frames };
+  return [{ kind: "records", which: "replay" }];
+}
+
+/**
+ * Moves the replay's cursor by `step` frames (across rounds at either end of one).
+ * Returns the page to ask for when the frame is not held yet, else null.
+ */
+export function stepReplay(state, step) {
+  const replay = state.replay;
+  if (!replay) return null;
+  const at = replay.at + step;
+  if (at > replay.moves) {
+    if (replay.round >= replay.rounds) return null;
+    state.replay = { ...replay, round: replay.round + 1, at: 0, frames: {} };
+    return replayMessage(replay.table_id, replay.round + 1, 0);
+  }
+  if (at < 0) {
+    if (replay.round <= 1) return null;
+    // The previous round's length is not known until its first page: start at its deal.
+    state.replay = { ...replay, round: replay.round - 1, at: 0, frames: {} };
+    return replayMessage(replay.table_id, replay.round - 1, 0);
+  }
+  replay.at = at;
+  return replay.frames[at] ? null : replayMessage(replay.table_id, replay.round, at);
 }

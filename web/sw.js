@@ -20,6 +20,7 @@ const SHELL = [
   "./ui/dom.js",
   "./ui/lobby.js",
   "./ui/look.js",
+  "./ui/records.js",
   "./ui/table.js",
   "./i18n/en.json",
   "./i18n/fr.json",

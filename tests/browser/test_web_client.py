@@ -1679,3 +1679,129 @@ def test_the_service_worker_caches_every_file_of_the_shell() -> None:
     assert listed == shipped
     for name, (size, maskable) in FILES.items():
         assert (ICONS / name).read_bytes() == draw(size, maskable=maskable), name
+
+
+def test_profile_leaderboard_and_a_replay(open_client: Callable[..., Any], server: Server) -> None:
+    """From the lobby: the profile with its stats and last matches, a leaderboard with
+    the player's own place, and a replay stepped from the deal (every language's words)."""
+    page = open_client()
+    connected(page, server)
+    page.click('[data-testid="profile-button"]')
+    page.wait_for_timeout(100)
+    assert server.actions("profile") == [{"action": "profile"}]
+    rated = {"shown": 4.21, "mu": 27.3, "sigma": 7.7}
+    server.push(
+        {
+            "type": "profile",
+            "rated_matches": 2,
+            "stats": {
+                "three_rounds": {
+                    "rating": rated,
+                    "matches": 2,
+                    "wins": 1,
+                    "win_rate": 0.5,
+                    "average_round": 1210.5,
+                    "canasta_points": 1300,
+                    "rounds_out_first": 2,
+                }
+            },
+            "matches": [
+                {
+                    "table_id": "t1",
+                    "ended_at": time.time() - 600,
+                    "mode": "three_rounds",
+                    "stake": 0,
+                    "practice": False,
+                    "seat": 1,
+                    "partner": "Cy",
+                    "opponents": ["Bo", "Di"],
+                    "rounds": [[1500, 300], [900, 1200], [1400, 800]],
+                    "result": "won",
+                    "points": 1000,
+                    "rating_before": None,
+                    "rating_after": rated,
+                }
+            ],
+        }
+    )
+    page.wait_for_selector('[data-testid="profile"][open]')
+    assert "4.2" in page.inner_text('[data-testid="profile-rating"]')
+    assert page.locator('[data-testid="profile-match"]').count() == 1
+    screenshot(page, "profile")
+    page.click('[data-testid="replay-button"]')
+    page.wait_for_timeout(100)
+    assert server.actions("replay") == [
+        {"action": "replay", "table_id": "t1", "round": 1, "start": 0}
+    ]
+    table_view = view()["view"] | {"legal_actions": []}
+    after = table_view | {"hand": table_view["hand"][1:], "discard": [*table_view["discard"], "9K"]}
+    discarded = {"seat": 1, "auto": False, "type": "discard", "tile": "9K", "version": 4}
+    revealed = {"1": after["hand"], "2": ["5R"], "3": [], "4": ["JK"]}
+    server.push(
+        {
+            "type": "replay",
+            "table_id": "t1",
+            "seat": 1,
+            "round": 1,
+            "rounds": 3,
+            "moves": 1,
+            "start": 0,
+            "frames": [
+                {"move": None, "view": table_view},
+                {"move": discarded, "view": after | {"revealed": revealed}},
+            ],
+            "more": False,
+        }
+    )
+    page.wait_for_selector('[data-testid="replay"][open]')
+    assert page.is_hidden('[data-testid="profile"]')
+    shown = page.eval_on_selector_all('[data-testid="replay-hand"] .tile', "els => els.length")
+    assert shown == len(table_view["hand"])
+    assert page.is_hidden("#replay-revealed-box")
+    page.click('[data-testid="replay-next"]')
+    assert "9K" in page.inner_text('[data-testid="replay-move"]')
+    assert page.locator('[data-testid="replay-revealed-hand"]').count() == 4
+    screenshot(page, "replay")
+    page.click('[data-testid="replay-next"]')
+    page.wait_for_timeout(100)
+    assert server.actions("replay")[-1] == {
+        "action": "replay",
+        "table_id": "t1",
+        "round": 2,
+        "start": 0,
+    }
+    page.keyboard.press("Escape")
+
+    page.select_option('[data-testid="board-mode"]', "arena")
+    page.wait_for_timeout(100)
+    server.push(
+        {
+            "type": "leaderboard",
+            "mode": "arena",
+            "period": "all",
+            "top": [
+                {"rank": 1, "name": "Bea", "shown": 31.4, "you": False},
+                {"rank": 2, "name": "Cy", "shown": 29.9, "you": False},
+            ],
+            "own": {"rank": 5210, "name": "Ana", "shown": 3.1, "you": True},
+        }
+    )
+    page.wait_for_selector('[data-testid="leaderboard"][open]')
+    assert server.actions("leaderboard")[-1] == {
+        "action": "leaderboard",
+        "mode": "arena",
+        "period": "all",
+    }
+    assert page.locator('[data-testid="board-row"]').count() == 2
+    assert "5,210" in page.inner_text('[data-testid="board-you"]')
+    screenshot(page, "leaderboard")
+    page.keyboard.press("Escape")
+    for lang in ("fr", "hu", "it", "pl", "ro"):
+        words = json.loads((WEB / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+        page.select_option("#lang", lang)
+        title = page.locator('[data-testid="records"] h3')
+        title.wait_for()
+        page.wait_for_function(
+            "want => document.querySelector('[data-testid=\"records\"] h3').textContent === want",
+            arg=words["records.title"],
+        )

@@ -479,3 +479,25 @@ test("the answer to the turn takes the staged tile of two identical ones, never 
   S.receive(state, viewMessage(4, { turn: 2, hand: ["7R"] }));
   assert.deepEqual(state.ids, [first], `the kept 7R, not the staged one (${second})`);
 });
+
+test("a replay is stepped frame by frame, asks for pages it lacks, and crosses rounds", () => {
+  const state = S.initialState();
+  const frame = (n) => ({ move: n ? { seat: 1, auto: false, type: "draw", version: n } : null, view: { n } });
+  const page = (round, start, count, moves) => ({
+    type: "replay", table_id: "t9", seat: 2, round, rounds: 2, moves, start,
+    frames: Array.from({ length: count }, (_, i) => frame(start + i)), more: start + count <= moves,
+  });
+  assert.deepEqual(S.receive(state, page(1, 0, 2, 3)), [{ kind: "records", which: "replay" }]);
+  assert.equal(state.replay.at, 0);
+  assert.equal(S.stepReplay(state, -1), null, "nothing before the first deal");
+  assert.equal(S.stepReplay(state, 1), null, "frame 1 is held");
+  assert.deepEqual(S.stepReplay(state, 1), S.replayMessage("t9", 1, 2), "frame 2 is asked for");
+  S.receive(state, page(1, 2, 2, 3));
+  assert.equal(state.replay.at, 2, "a later page keeps the cursor");
+  assert.equal(S.stepReplay(state, 1), null);
+  assert.deepEqual(S.stepReplay(state, 1), S.replayMessage("t9", 2, 0), "past the last move: the next round");
+  assert.equal(state.replay.round, 2);
+  S.receive(state, page(2, 0, 1, 5));
+  assert.equal(state.replay.frames[0].move, null);
+  assert.deepEqual(S.stepReplay(state, -1), S.replayMessage("t9", 1, 0), "before the deal: the round before");
+});
