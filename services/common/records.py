@@ -678,10 +678,18 @@ class QueueTicket(Frozen):
     name: str
     ticket: str
     expires_at: float
+    rating: float | None = None
+    """The arena's entries: the player's rating (μ) in the arena as they queued, which the
+    queue matches on; None when never rated (they are matched as a new player)."""
 
     @property
     def key(self) -> Key:
         return {"pk": queue_pk(self.queue_key, self.shard), "sk": self.sk}
+
+    @property
+    def queued_at(self) -> float:
+        """When the player queued: the sort key starts with it, so the oldest sort first."""
+        return float(self.sk.split("#", 1)[0])
 
     @property
     def shard(self) -> int:
@@ -695,7 +703,7 @@ class QueueTicket(Frozen):
             "ticket": self.ticket,
             "queue_expires_at": self.expires_at,
             "expires_at": int(self.expires_at) + ttl,
-        }
+        } | ({} if self.rating is None else {"rating": self.rating})
 
     @classmethod
     def from_item(cls, queue_key: str, item: Item) -> QueueTicket:
@@ -706,6 +714,7 @@ class QueueTicket(Frozen):
             name=_str(item["name"]),
             ticket=_str(item["ticket"]),
             expires_at=_float(item["queue_expires_at"]),
+            rating=_float(item["rating"]) if "rating" in item else None,
         )
 
     @classmethod

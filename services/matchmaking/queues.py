@@ -26,11 +26,13 @@ from typing import Any
 from services.common.adapters import Clock, send_task_success
 from services.common.events import SeatPlayer
 from services.common.ledger import Ledger, escrow
+from services.common.profiles import ProfileStore
 from services.common.protocol import Queue, QueuedMessage, QueueLeftMessage
 from services.common.records import Player, QueueTicket
 from services.common.tableviews import error_message
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import Contended, Short
+from services.matchmaking import skill
 from services.matchmaking.forming import ENTRY_TTL, FORM_ATTEMPTS, Tables
 from services.matchmaking.replies import Replies
 from services.matchmaking.store import PlayerStore, QueueStore
@@ -86,6 +88,7 @@ class Queues:
         ledger: Ledger,
         machine: Any,
         state_machine_arn: str | None,
+        profiles: ProfileStore,
         clock: Clock,
         telemetry: Telemetry,
         queue_seconds: int,
@@ -98,6 +101,7 @@ class Queues:
         self._ledger = ledger
         self._machine = machine
         self._machine_arn = state_machine_arn
+        self._profiles = profiles
         self._clock = clock
         self._telemetry = telemetry
         self._queue_seconds = queue_seconds
@@ -124,6 +128,7 @@ class Queues:
             name=name,
             ticket=uuid.uuid4().hex,
             expires_at=now + self._queue_seconds,
+            rating=self._arena_rating(player_id) if arena else None,
         )
         if not self._replies.claimed(self._store.join(entry, ENTRY_TTL), connection_id, cid):
             return
@@ -144,6 +149,12 @@ class Queues:
                 name=entry.ticket,
                 input=json.dumps({"ticket": _ticket(entry, self._queue_seconds)}),
             )
+
+    def _arena_rating(self, player_id: str) -> float | None:
+        """The player's arena rating (μ) as they queue: one read of their profile."""
+        profile = self._profiles.profile(player_id)
+        rating = profile.ratings.get(MatchMode.ARENA.value) if profile else None
+        return rating.mu if rating else None
 
     def leave(
         self, ticket: QueueTicket, connection_id: str | None, reason: str, cid: str | None = None
@@ -173,9 +184,10 @@ class Queues:
         ended: dict[str, str] = {}
         mode, variant, stake_text = queue.split(":")
         stake = int(stake_text)
+        arena = MatchMode(mode) is MatchMode.ARENA
         for _ in range(FORM_ATTEMPTS * 4):
-            entries = self._store.waiting(queue, 4, shard)
-            if len(entries) < 4:
+            entries = self._seated_next(queue, shard, arena=arena)
+            if entries is None:
                 break
             held = [(e, self._players.player(e.player_id)) for e in entries]
             stale = [e for e, player in held if player.ticket != e.ticket]
@@ -204,6 +216,16 @@ class Queues:
                 self._answer(player.task_token or known.get(entry.ticket), SEATED)
                 ended[entry.ticket] = SEATED
         return ended
+
+    def _seated_next(self, queue: str, shard: int, *, arena: bool) -> list[QueueTicket] | None:
+        """The four to seat next, in seat order, or None while they wait: in the arena the
+        four nearest in rating around the oldest whose window holds them (``skill``),
+        elsewhere the four oldest."""
+        if not arena:
+            entries = self._store.waiting(queue, 4, shard)
+            return entries if len(entries) == 4 else None
+        chosen = skill.pick(self._store.waiting(queue, skill.POOL, shard), self._clock.now())
+        return list(chosen) if chosen else None
 
     def try_match(self, ticket: dict[str, Any], task_token: str) -> str:
         """The ticket's one task: seated at once if four are waiting, else its token kept

@@ -61,6 +61,7 @@ def compose(
     """The use cases wired over their ports: the one graph the Lambda and the fast tests
     share, so a test exercises the pieces exactly as they are put together here."""
     players = PlayerStore(storage)
+    profiles = ProfileStore(storage)
     lobby_store = LobbyStore(storage)
     tables = Tables(clock)
     replies = Replies(players=players, pusher=pusher, telemetry=telemetry)
@@ -82,6 +83,7 @@ def compose(
             ledger=ledger,
             machine=machine,
             state_machine_arn=state_machine_arn,
+            profiles=profiles,
             clock=clock,
             telemetry=telemetry,
             queue_seconds=queue_seconds,
@@ -99,7 +101,7 @@ def compose(
         players=players,
         replies=replies,
         ledger=ledger,
-        profiles=ProfileStore(storage),
+        profiles=profiles,
         boards=Leaderboards(storage, clock, FRESH_SECONDS),
         replays=Replays(GameStore(storage), replies),
         clock=clock,

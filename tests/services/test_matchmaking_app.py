@@ -17,6 +17,7 @@ from services.common.identities import host_bot_id, player_id_of
 from services.common.ledger import Balance, Ledger, Posting, escrow_account
 from services.common.memory_storage import MemoryStorage
 from services.common.presence import PresenceStore
+from services.common.profiles import Profile, ProfileStore, Rating
 from services.common.protocol import CreateTable, Queue
 from services.common.records import (
     QUEUE_SHARDS,
@@ -897,3 +898,24 @@ def test_a_player_at_another_live_table_is_refused_and_nothing_changes(w: World)
     assert w.codes("g3") == ["already_playing"]
     assert w.player("g3") == before
     assert w.lobbies.lobby(rematch_code(ended, 0)) is None
+
+
+def test_the_arena_seats_players_near_in_rating_and_balances_the_teams(w: World) -> None:
+    """Arena ratings 10, 40, 11, 12: four are waiting but 40 is out of reach, so no table
+    (first-come would seat them); a 10.5 arrives and the four near each other sit, the
+    teams as even as they allow (10 + 12 against 10.5 + 11), while 40 waits on."""
+    ratings = {"p1": 10.0, "p2": 40.0, "p3": 11.0, "p4": 12.0, "p5": 10.5}
+    profiles = ProfileStore(w.storage)
+    for player, mu in ratings.items():
+        rated = Profile(player, version=1, ratings={"arena": Rating(mu, 2.0)})
+        assert profiles.add_match(f"setup-{player}", [], [(None, rated)], {}).ok
+    w.online(*ratings)
+    for player in ratings:
+        w.fund(player, 100)
+        w.queue(player, MatchMode.ARENA, 100)
+        expected = "seated" if player == "p5" else "waiting"
+        assert task(w, player) == expected, player
+    table = w.store.get_table(str(w.player("p5").table_id))
+    assert table is not None
+    assert [p.player_id for _, p in sorted(table.seats.items())] == ["p1", "p5", "p4", "p3"]
+    assert w.waiting("arena:twos-meld:100") == ["p2"]
