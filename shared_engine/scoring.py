@@ -47,6 +47,13 @@ def canasta_bonus(rank: int, meld: tuple[int, ...]) -> int:
     return 500 if clean else 300
 
 
+def canasta_kinds(melds: tuple[tuple[int, ...], ...]) -> tuple[int, int, int]:
+    """A team's canastas by kind (CAN-1..3): clean, dirty and of twos, from its melds
+    (indexed by rank) as the round ended."""
+    bonuses = [canasta_bonus(rank, meld) for rank, meld in enumerate(melds)]
+    return (bonuses.count(500), bonuses.count(300), bonuses.count(1000) + bonuses.count(700))
+
+
 def _hand_value(hand: tuple[int, ...]) -> int:
     return sum(THREE_IN_HAND if is_three(t) else VALUES[t] for t in hand)
 

@@ -77,6 +77,10 @@ class ModeStats(Frozen):
     """The sum of their team's canasta bonuses (SCORE-1) over every round played."""
     out_first: int = 0
     """Rounds their team went out (OUT-1)."""
+    clean: int = 0
+    dirty: int = 0
+    twos: int = 0
+    """Their team's canastas of each kind (CAN-1..3) over every round played."""
 
     @property
     def win_rate(self) -> float:
@@ -98,6 +102,9 @@ def _counts(stats: ModeStats) -> tuple[int, ...]:
         stats.round_points,
         stats.canasta_points,
         stats.out_first,
+        stats.clean,
+        stats.dirty,
+        stats.twos,
     )
 
 

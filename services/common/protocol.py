@@ -627,6 +627,8 @@ class ModeStatsView(_Message):
     """Their team's mean round score."""
     canasta_points: int
     """Their team's canasta bonuses (SCORE-1), summed over every round."""
+    canastas: dict[Literal["clean", "dirty", "twos"], int]
+    """Their team's canastas of each kind (CAN-1..3), over every round."""
     rounds_out_first: int = Field(ge=0)
 
 
@@ -676,6 +678,7 @@ class ProfileMessage(ServerMessageBase):
                     win_rate=round(s.win_rate, 3),
                     average_round=round(s.average_round, 1),
                     canasta_points=s.canasta_points,
+                    canastas={"clean": s.clean, "dirty": s.dirty, "twos": s.twos},
                     rounds_out_first=s.out_first,
                 )
                 for mode, s in sorted(stats.items())

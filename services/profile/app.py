@@ -19,10 +19,12 @@ from services.common.frozen import replace
 from services.common.leaderboards import ALL_TIME, Change, period_of
 from services.common.profiles import MatchEntry, ModeStats, Profile, ProfileStore, Rating
 from services.common.records import ScoreRecord, TableRecord
+from services.common.replay import replay, rounds_of
 from services.common.store import GameStore
 from services.common.telemetry import Telemetry
 from services.common.unit_of_work import AlreadyDone, Committed, VersionConflict
 from shared_engine.match import settle_match, winner_after
+from shared_engine.scoring import canasta_kinds
 
 RACES = 3
 """Reads and writes a match is decided on before its delivery is left to the queue's
@@ -31,6 +33,8 @@ MODEL = PlackettLuce()
 """The rating model: OpenSkill's Plackett-Luce, made for teams (a new player starts at its
 default, uncertain rating)."""
 TEAMS = ((1, 3), (2, 4))
+Kinds = tuple[tuple[int, int, int], tuple[int, int, int]]
+"""Each team's canastas over the match: clean, dirty, of twos (CAN-1..3)."""
 """The seats of team A and of team B (TEAM-1)."""
 
 
@@ -50,8 +54,9 @@ class ProfileService:
             self._telemetry.warning("profile refused", reason="the table's records end no match")
             self._telemetry.count("profile_unbacked_events")
             return
+        kinds = self._canastas(table)
         for _ in range(RACES):
-            outcome = self._add(table, scores, winner)
+            outcome = self._add(table, scores, winner, kinds)
             if isinstance(outcome, Committed):
                 self._telemetry.count("profile_matches_added")
                 return
@@ -60,8 +65,28 @@ class ProfileService:
                 return
         raise RuntimeError(f"profiles of {table_id} changed on every try")
 
+    def _canastas(self, table: TableRecord) -> Kinds:
+        """Each team's canastas by kind over the match, from each round's final melds as
+        its log replays them (the score records keep only their points); a round the
+        engine cannot replay to its end counts none, and is reported."""
+        replayed = replay(
+            rounds_of(self._games.history.records(table.table_id)), variant=table.variant
+        )
+        totals = [[0, 0, 0], [0, 0, 0]]
+        for done in replayed:
+            if done.refused is not None or not done.final.round_over:
+                self._telemetry.warning("round not replayed", round=done.round.number)
+                continue
+            for team in (0, 1):
+                for kind, count in enumerate(canasta_kinds(done.final.melds[team])):
+                    totals[team][kind] += count
+        return (
+            (totals[0][0], totals[0][1], totals[0][2]),
+            (totals[1][0], totals[1][1], totals[1][2]),
+        )
+
     def _add(
-        self, table: TableRecord, scores: Sequence[ScoreRecord], winner: int
+        self, table: TableRecord, scores: Sequence[ScoreRecord], winner: int, kinds: Kinds
     ) -> Committed | AlreadyDone | VersionConflict:
         if self._profiles.profiled(table.table_id):
             return AlreadyDone()
@@ -69,7 +94,7 @@ class ProfileService:
         people = {seat: player for seat, player in sorted(table.seats.items()) if not player.bot}
         read = {seat: self._profiles.profile(player.player_id) for seat, player in people.items()}
         before = {seat: read[seat] or Profile(player.player_id) for seat, player in people.items()}
-        after = dict(before) if practice else _rated(table, scores, winner, before)
+        after = dict(before) if practice else _rated(table, scores, winner, before, kinds)
         settled = settle_match(table.mode, winner, table.round, table.stake)
         mode = table.mode.value
         entries = [
@@ -100,12 +125,20 @@ def _totals(score: ScoreRecord) -> tuple[int, int]:
     return (int(totals["A"]), int(totals["B"]))
 
 
+def _added(one: tuple[int, int, int], other: tuple[int, int, int]) -> tuple[int, int, int]:
+    return (one[0] + other[0], one[1] + other[1], one[2] + other[2])
+
+
 def _team_of(seat: int) -> int:
     return (seat - 1) % 2
 
 
 def _rated(
-    table: TableRecord, scores: Sequence[ScoreRecord], winner: int, before: dict[int, Profile]
+    table: TableRecord,
+    scores: Sequence[ScoreRecord],
+    winner: int,
+    before: dict[int, Profile],
+    kinds: Kinds,
 ) -> dict[int, Profile]:
     """Each seat's profile after the match: its mode's counters added to, and the rating
     updated from both teams' result (the winners ranked first)."""
@@ -121,7 +154,7 @@ def _rated(
     mode, month = table.mode.value, period_of(table.updated_at)
     for seat, profile in before.items():
         stats = profile.stats.get(mode, ModeStats()).plus(
-            _match_stats(scores, _team_of(seat), won=_team_of(seat) == winner)
+            _match_stats(scores, _team_of(seat), kinds, won=_team_of(seat) == winner)
         )
         after[seat] = replace(
             profile,
@@ -159,8 +192,9 @@ def _model_rating(profile: Profile, mode: str) -> PlackettLuceRating:
     return MODEL.rating(mu=rating.mu, sigma=rating.sigma, name=profile.player_id)
 
 
-def _match_stats(scores: Sequence[ScoreRecord], team: int, *, won: bool) -> ModeStats:
+def _match_stats(scores: Sequence[ScoreRecord], team: int, kinds: Kinds, *, won: bool) -> ModeStats:
     own = [score.result["scores"]["AB"[team]] for score in scores]
+    clean, dirty, twos = kinds[team]
     return ModeStats(
         matches=1,
         wins=int(won),
@@ -168,6 +202,9 @@ def _match_stats(scores: Sequence[ScoreRecord], team: int, *, won: bool) -> Mode
         round_points=sum(int(part["total"]) for part in own),
         canasta_points=sum(int(part["canastas"]) for part in own),
         out_first=sum(1 for part in own if int(part["going_out"]) > 0),
+        clean=clean,
+        dirty=dirty,
+        twos=twos,
     )
 
 

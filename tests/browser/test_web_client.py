@@ -1702,6 +1702,7 @@ def test_profile_leaderboard_and_a_replay(open_client: Callable[..., Any], serve
                     "win_rate": 0.5,
                     "average_round": 1210.5,
                     "canasta_points": 1300,
+                    "canastas": {"clean": 2, "dirty": 1, "twos": 0},
                     "rounds_out_first": 2,
                 }
             },
@@ -1727,6 +1728,7 @@ def test_profile_leaderboard_and_a_replay(open_client: Callable[..., Any], serve
     page.wait_for_selector('[data-testid="profile"][open]')
     assert "4.2" in page.inner_text('[data-testid="profile-rating"]')
     assert page.locator('[data-testid="profile-match"]').count() == 1
+    assert "2 clean, 1 dirty, 0 of twos" in page.inner_text('[data-testid="profile-canastas"]')
     screenshot(page, "profile")
     page.click('[data-testid="replay-button"]')
     page.wait_for_timeout(100)

@@ -284,6 +284,14 @@ def test_a_quick_match_played_to_its_end_is_settled_and_frees_its_players(short:
         profile = profiles.profile(player)
         assert profile is not None and profile.rated == 1
         assert profile.ratings[entry.mode] == entry.rating_after
+        # Canastas by kind, replayed from the log, add up to the bonuses scored (CAN-1..3).
+        stats = profile.stats[entry.mode]
+        kinds = 500 * stats.clean + 300 * stats.dirty
+        assert kinds + 700 * stats.twos <= stats.canasta_points <= kinds + 1000 * stats.twos
+    mode = profiles.history(players[0])[0].mode
+    stats = [profiles.profile(p).stats[mode] for p in players]  # type: ignore[union-attr]
+    assert stats[0] == stats[2] and stats[1] == stats[3], "partners share their team's"
+    assert sum(s.clean + s.dirty + s.twos for s in stats) > 0, "a whole match makes canastas"
 
     # Released: no live table any more, so each may queue again.
     for player in players:

@@ -359,6 +359,7 @@ def _server_examples() -> dict[str, list[tuple[str, dict[str, Any]]]]:
                             "win_rate": 1.0,
                             "average_round": 2500.0,
                             "canasta_points": 800,
+                            "canastas": {"clean": 1, "dirty": 1, "twos": 0},
                             "rounds_out_first": 1,
                         }
                     },

@@ -31,6 +31,7 @@ export function renderProfile(state, onReplay) {
             h("span", { "data-testid": "profile-rating" }, t("records.rating", { rating: rating(s.rating.shown) })),
             h("span", {}, t("records.record", { matches: s.matches, wins: s.wins, rate: Math.round(s.win_rate * 100) })),
             h("span", {}, t("records.average", { points: fmtNum(Math.round(s.average_round)) })),
+            h("span", { "data-testid": "profile-canastas" }, t("records.canastas", s.canastas)),
           );
         })
       : [h("li", { class: "hint" }, t("records.unrated"))]),
