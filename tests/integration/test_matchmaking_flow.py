@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from infra.manifest import GET
 from services.common.identities import host_bot_id
 from services.common.ledger import Ledger, Posting, escrow_account
+from services.common.profiles import Profile, ProfileStore, Rating
 from services.common.records import queue_of
 from services.matchmaking.lobbies import CODE_ALPHABET, CODE_LENGTH
 from shared_engine import apply, parse_action, start_round, unpack
@@ -938,3 +940,32 @@ def test_a_second_tab_opened_and_closed_leaves_the_player_free_to_find_a_table(
     assert view is not None and view["seat"] == 1
     assert view["seats"]["1"]["connected"] is True
     assert errors(mm, again) == []
+
+
+def test_the_arena_seats_by_skill_and_balances_the_teams(mm: Harness) -> None:
+    """Arena ratings 10, 40, 11, 11.8 queue first: four wait, but 40 is out of every
+    window, so no table forms (first-come would seat them); 10.5 arrives and the four
+    near each other sit, teams as even as they allow (10 + 11.8 against 10.5 + 11)."""
+    ratings = {"k1": 10.0, "k2": 40.0, "k3": 11.0, "k4": 11.8, "k5": 10.5}
+    profiles = ProfileStore(mm.storage)
+    for player, mu in ratings.items():
+        rated = Profile(player, version=1, ratings={"arena": Rating(mu, 2.0)})
+        assert profiles.add_match(f"setup-{player}", [], [(None, rated)], {}).ok
+        fund(mm, player, 500)
+    conns = {p: connect(mm, p) for p in ratings}
+    for player in ratings:
+        queue(mm, conns[player], mode="arena", stake=100)
+        mm.settle()
+        if player == "k4":
+            assert len(queue_entries(mm)) == 4, "four wait: no table of them"
+    seated = [conns[p] for p in ("k1", "k3", "k4", "k5")]
+    settle_until(mm, seated_views(mm, seated))
+    view = mm.last(conns["k1"])
+    assert view is not None
+    table = mm.table(view["table_id"])
+    assert [p.player_id for _, p in sorted(table.seats.items())] == ["k1", "k5", "k4", "k3"]
+    (waiting,) = queue_entries(mm)
+    assert waiting["player_id"]["S"] == "k2" and waiting["rating"]["N"] == "40.0"
+    profile_table = mm.aws.iam.arns.table(mm.aws.settings.profiles_table)
+    assert ("matchmaking-ws", GET, profile_table) in mm.aws.iam.used
+    leave_all(mm, [conns["k2"]])
