@@ -14,7 +14,7 @@ PIP_FLAGS ?= --disable-pip-version-check --no-input
 
 .DEFAULT_GOAL := help
 .DELETE_ON_ERROR:
-.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench cost figures synth deploy-check preflight fault-sweep clean distclean
+.PHONY: help install play demo simulate test test-types test-tiers lint fmt bench cost figures train-bots synth deploy-check preflight fault-sweep clean distclean
 
 help:
 	@echo "make play      start the game locally (embedded AWS, web client, bots): PORT=8080"
@@ -25,6 +25,7 @@ help:
 	@echo "make fmt       ruff format + ruff check --fix"
 	@echo "make bench     performance and cost figures in one table (QUICK=1: fewer repeats)"
 	@echo "make figures   bot strength and decision times, engine vs peer, cold start as deployed"
+	@echo "make train-bots  fit the search bots' evaluation on self-play (shared_engine/weights.py)"
 	@echo "               (QUICK=1; PEER=DIR PEER_PYTHON=PY for the peer engine)"
 	@echo "make synth     synthesize the CDK app into cdk.out (CONTEXT='-c stage=prod -c bundle=true')"
 	@echo "make deploy-check  rehearse a deploy: prod synth with the real layer, cdk-nag, the deploy rules, cfn-lint,"
@@ -114,6 +115,10 @@ bench: install
 # (docs/performance.md): BEFORE="label=dir ..." (e.g. a git worktree of an earlier commit).
 cost: install
 	$(PY) -m benchmarks.compare --matches $(or $(MATCHES),3) $(foreach b,$(BEFORE),--before $(b))
+
+# The search bots' learned evaluation, fitted on heuristic self-play (docs/performance.md).
+train-bots: install
+	$(PY) -m benchmarks.train --rounds 20000 --seed train --jobs 2
 
 # The goals' figures (docs/performance.md): bots, engine vs its peer, cold start as deployed.
 figures: install

@@ -23,20 +23,16 @@ from collections.abc import Sequence
 from benchmarks.report import Figure, table
 from shared_engine.bots import heuristic_policy
 from shared_engine.deal import start_round
+from shared_engine.evaluation import predicted_lead
 from shared_engine.match import ROUND_GAIN, TARGET_TOTAL, MatchMode
 from shared_engine.rules import apply
 from shared_engine.scoring import score_team
-from shared_engine.search import HARD, ROUND_SPREAD
+from shared_engine.search import ROUND_SPREAD
 from tools.simulate import Tally, play_match
 
 SECTION = "a round's lead, heuristic self-play"
 STAGES = ((30, 99, "30 or more"), (20, 29, "20-29"), (10, 19, "10-19"), (0, 9, "0-9"))
 """Stock sizes, early to late."""
-
-
-def _valued(state_lead: float, hands: int, weight: float) -> float:
-    """The lead as the search values a position before the round's end (``Level.hands``)."""
-    return state_lead - (1 - weight) * hands
 
 
 def spread_figures(rounds: int, matches: int, seed: str) -> list[Figure]:
@@ -46,9 +42,7 @@ def spread_figures(rounds: int, matches: int, seed: str) -> list[Figure]:
         state = start_round(f"{seed}:{number}")
         positions: list[tuple[int, float]] = []
         while not state.round_over:
-            a, b = score_team(state, 0), score_team(state, 1)
-            lead = _valued(a.total - b.total, a.hands - b.hands, HARD.hands)
-            positions.append((len(state.stock), lead))
+            positions.append((len(state.stock), predicted_lead(state, 0)[0]))
             state, _ = apply(state, state.turn, heuristic_policy(state, state.turn))
         final = score_team(state, 0).total - score_team(state, 1).total
         finals.append(final)

@@ -179,7 +179,8 @@ def main(argv: Sequence[str]) -> int:
         name, numbers = spec.split("=")
         c, w, h, *rest = numbers.split(",")
         extra = dict(zip(("hands", "doubt", "spread"), (float(x) for x in rest), strict=False))
-        levels[name] = Level(name, int(c), int(w), int(h), **extra)
+        learned = not name.endswith("-score")
+        levels[name] = Level(name, int(c), int(w), int(h), learned=learned, **extra)
     started = cpu_seconds()
     figures = strength_figures(args.deals, args.seed, args.pairings.split(","), levels, args.jobs)
     budgets = ", ".join(

@@ -6,8 +6,9 @@ heuristic's gain and the safest discards by its cost), deals the tiles it
 cannot see afresh into ``worlds`` worlds consistent with its view
 (determinization), and in each world plays every candidate, then
 ``horizon`` more actions with the heuristic in every seat, and values the
-position by its team's lead (SCORE-1, its total minus the other's, the
-match totals included) as a chance of winning the match (``_chance``): a
+position by the round lead it is heading for (``shared_engine.evaluation``,
+a model fitted on self-play; SCORE-1 itself once the round is over), the
+match totals included, as a chance of winning the match (``_chance``): a
 match is won or lost whatever the margin (MATCH-1, MATCH-3), so a bot ahead
 near the end makes sure of it and one behind takes the risk that can turn
 it. An alternative is played instead of the heuristic's choice only when its
@@ -33,6 +34,7 @@ from typing import Final
 from shared_engine.actions import DRAW, JOKER_BUTTON, Action, Discard, Meld, TakePile
 from shared_engine.bots import Policy, _discard_cost, _meld_gain, heuristic_policy
 from shared_engine.deal import shuffle
+from shared_engine.evaluation import predicted_lead
 from shared_engine.legal import legal_actions
 from shared_engine.rules import apply
 from shared_engine.scoring import score_team
@@ -48,13 +50,16 @@ class Level:
     candidates: int
     worlds: int
     horizon: int
-    hands: float = 1.0
-    """What the tiles still in hand weigh when the look-ahead stops before the
-    round's end: at full value (SCORE-1) a pile just taken looks like a loss,
-    though most of it will be melded before anyone goes out."""
+    hands: float = 0.5
+    """Without the learned evaluation, what the tiles still in hand weigh when the
+    look-ahead stops before the round's end: at full value (SCORE-1) a pile just taken
+    looks like a loss, though most of it will be melded before anyone goes out."""
     spread: float = 100.0
     """The width, in points, of the soft sign a lead at the round's end is counted by
     (``_chance``): a win by 10 points counts about as a draw, one by 300 as a win."""
+    learned: bool = True
+    """Whether a look-ahead that stops before the round's end is valued by the learned
+    evaluation (``shared_engine.evaluation``) or by the score so far (``hands``)."""
     doubt: float = 1.5
     """How many standard errors of the paired difference over the same worlds an
     alternative must lead the heuristic's choice by to be played instead: the
@@ -67,8 +72,8 @@ class Level:
         return self.candidates * self.worlds * (self.horizon + 1)
 
 
-NORMAL: Final = Level("normal", candidates=3, worlds=10, horizon=20, hands=0.5)
-HARD: Final = Level("hard", candidates=4, worlds=16, horizon=28, hands=0.5)
+NORMAL: Final = Level("normal", candidates=3, worlds=16, horizon=4)
+HARD: Final = Level("hard", candidates=5, worlds=48, horizon=4)
 ROUND_SPREAD: Final = 750.0
 """About one standard deviation, in points, of a team's lead over a whole round, and of
 what the rest of a round still changes in the lead a position is valued by, at any
@@ -154,7 +159,9 @@ def world(state: RoundState, seat: int, seed: str, *, button: bool) -> RoundStat
     return new
 
 
-def _chance(lead: float, *, over: bool, level: Level, rounds_after: int) -> float:
+def _chance(
+    lead: float, *, over: bool, level: Level, rounds_after: int, rest: float = 0.0
+) -> float:
     """How likely a match lead of ``lead`` points is to win the match, from -1 to 1.
 
     The lead's normal spread to the match's end is that of the rounds still to
@@ -164,7 +171,7 @@ def _chance(lead: float, *, over: bool, level: Level, rounds_after: int) -> floa
     is a soft sign.
     """
     later = rounds_after + (0 if over else 1)
-    variance = level.spread**2 + later * ROUND_SPREAD**2
+    variance = level.spread**2 + rest**2 + later * ROUND_SPREAD**2
     return math.erf(lead / math.sqrt(2 * variance))
 
 
@@ -179,11 +186,15 @@ def _playout(
         turn = state.turn
         state, _ = apply(state, turn, heuristic_policy(state, turn))
     team = team_of(seat)
-    ours, theirs = score_team(state, team), score_team(state, 1 - team)
-    lead = float(
-        ours.total - theirs.total + state.match_scores[team] - state.match_scores[1 - team]
-    )
+    match_lead = state.match_scores[team] - state.match_scores[1 - team]
     over = state.phase == "round_over"
+    if not over and level.learned:
+        lead, residual = predicted_lead(state, team)
+        return _chance(
+            lead + match_lead, over=True, level=level, rounds_after=rounds_after, rest=residual
+        )
+    ours, theirs = score_team(state, team), score_team(state, 1 - team)
+    lead = float(ours.total - theirs.total + match_lead)
     if not over:
         lead -= (1 - level.hands) * (ours.hands - theirs.hands)
     return _chance(lead, over=over, level=level, rounds_after=rounds_after)

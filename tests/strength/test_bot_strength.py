@@ -1,27 +1,36 @@
-"""The bots' strength over whole matches: minutes of play, so out of the unit tier's loop
-(``pytest -m unit``) and run by ``make test`` beside the slower tiers."""
+"""The bot ladder's order over whole matches: minutes of play, so out of the unit tier's
+loop (``pytest -m unit``) and run by ``make test`` beside the slower tiers."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import pytest
 
-from shared_engine import MatchMode
-from shared_engine.bots import heuristic_policy
-from shared_engine.search import level_policy
-from tools.simulate import Tally, play_match
+from benchmarks.strength import Timings, duplicate
+from shared_engine.search import HARD, NORMAL
 
 pytestmark = pytest.mark.slow
 
+DEALS = 20
 
-def test_normal_is_not_beaten_by_the_heuristic_over_20_duplicate_deals() -> None:
-    """benchmarks/strength.py measures about 55-58% over 60-80 deals; over 20 deals
-    (40 matches) the 95% interval is about +-13 points, so 40% is a safe floor that
-    still fails a search that plays on noise or against its own team."""
-    won = 0
-    for deal in range(20):
-        seed = f"ci:{deal}"
-        for swap in (False, True):
-            bot = level_policy("normal", f"{seed}:normal")
-            policies = (heuristic_policy, bot) if swap else (bot, heuristic_policy)
-            won += play_match(policies, MatchMode.ONE_ROUND, seed, Tally()) == (1 if swap else 0)
-    assert won / 40 >= 0.40
+
+@pytest.mark.parametrize(
+    ("stronger", "weaker"), [("normal", "easy"), ("hard", "easy"), ("hard", "normal")]
+)
+def test_each_level_wins_most_duplicate_matches_against_the_one_below(
+    stronger: str, weaker: str
+) -> None:
+    """``make figures`` measures each pair's win rate over 1,000 matches
+    (docs/performance.md); over 20 duplicate deals (40 one-round matches, the seats
+    swapped, so a deal's luck cancels) on these seeds the stronger level wins more than
+    half, and a ladder whose levels were swapped, or whose search played on noise, would
+    not."""
+    scores = duplicate(
+        (stronger, weaker),
+        DEALS,
+        "ladder",
+        timings=defaultdict(Timings),
+        levels={"normal": NORMAL, "hard": HARD},
+    )
+    assert sum(scores) / DEALS > 0.5

@@ -1,0 +1,179 @@
+"""Fit the search bots' evaluation (``shared_engine.evaluation``) and write its weights.
+
+``python -m benchmarks.train [--rounds N] [--seed S] [--jobs N] [--check]`` (``make train-bots``)
+
+Plays ``rounds`` rounds of heuristic self-play (the policy the search's
+look-ahead plays, so the positions are those its leaves reach), from match
+totals drawn from the seed so that every opening threshold occurs, and keeps
+every ``EVERY``-th position with the round's final lead (team A's total less
+B's). Per stage of the stock it fits that lead on the position's features by
+least squares (a little ridge, so a feature a stage never varies gets no
+weight), and prints each stage's explained variance beside the score so far's
+(tiles in hand at full value, as SCORE-1 counts them at the end), on a tenth
+of the rounds held out of the fit. Without ``--check`` it writes
+``shared_engine/weights.py``; the same seed and rounds write the same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from benchmarks.report import Figure, table
+from shared_engine.bots import heuristic_policy
+from shared_engine.deal import start_round
+from shared_engine.evaluation import FEATURES, features, stage_of
+from shared_engine.rules import apply
+from shared_engine.scoring import score_team
+
+STAGES = (0, 10, 20, 30, 40)
+"""Each stage's lowest stock: the game changes as the stock runs down."""
+EVERY = 3
+"""One position kept in so many: neighbours are nearly the same sample."""
+RIDGE = 1.0
+WEIGHTS_FILE = Path(__file__).resolve().parent.parent / "shared_engine" / "weights.py"
+TOTALS = (0, 0, 0, 1500, 3000, 5000, -200)
+"""Match totals a round starts from (OPEN-2's thresholds), drawn per team."""
+
+Sample = tuple[int, list[float], float, float]
+"""Stage, features, the score so far's lead, the final lead."""
+
+
+def play_round(seed: str) -> list[Sample]:
+    """One heuristic round's kept positions, each with the round's final lead."""
+    rng = random.Random(seed)
+    totals = (rng.choice(TOTALS), rng.choice(TOTALS))
+    state = start_round(seed, dealer=rng.randint(1, 4), match_scores=totals)
+    kept: list[tuple[int, list[float], float]] = []
+    ply = 0
+    while state.phase != "round_over":
+        if ply % EVERY == 0:
+            lead = score_team(state, 0).total - score_team(state, 1).total
+            kept.append((stage_of(len(state.stock), STAGES), features(state), float(lead)))
+        seat = state.turn
+        state, _ = apply(state, seat, heuristic_policy(state, seat))
+        ply += 1
+    final = float(score_team(state, 0).total - score_team(state, 1).total)
+    return [(stage, x, lead, final) for stage, x, lead in kept]
+
+
+def play_rounds(seed: str, first: int, count: int) -> list[Sample]:
+    return [s for i in range(first, first + count) for s in play_round(f"{seed}:{i}")]
+
+
+def solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
+    """``matrix x = vector`` by Gaussian elimination with partial pivoting."""
+    n = len(vector)
+    a = [[*row, b] for row, b in zip(matrix, vector, strict=True)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        for r in range(n):
+            if r != col and a[col][col]:
+                f = a[r][col] / a[col][col]
+                a[r] = [x - f * y for x, y in zip(a[r], a[col], strict=True)]
+    return [a[i][n] / a[i][i] if a[i][i] else 0.0 for i in range(n)]
+
+
+def fit(samples: Sequence[Sample]) -> list[float]:
+    """Ridge least squares of the final lead on the features, scaled per feature."""
+    n = len(FEATURES)
+    scale = [math.sqrt(sum(s[1][j] ** 2 for s in samples) / len(samples)) or 1.0 for j in range(n)]
+    xtx = [[0.0] * n for _ in range(n)]
+    xty = [0.0] * n
+    for _, x, _, y in samples:
+        z = [v / c for v, c in zip(x, scale, strict=True)]
+        for i in range(n):
+            zi = z[i]
+            if zi:
+                row = xtx[i]
+                for j in range(n):
+                    row[j] += zi * z[j]
+                xty[i] += zi * y
+    for i in range(n):
+        xtx[i][i] += RIDGE
+    return [w / c for w, c in zip(solve(xtx, xty), scale, strict=True)]
+
+
+def _predict(weights: Sequence[float], sample: Sample) -> float:
+    return sum(w * x for w, x in zip(weights, sample[1], strict=True))
+
+
+def explained(pairs: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The share of the final lead's variance a prediction explains, and the residual sd."""
+    finals = [y for _, y in pairs]
+    mean = sum(finals) / len(finals)
+    total = sum((y - mean) ** 2 for y in finals)
+    residual = sum((y - p) ** 2 for p, y in pairs)
+    return 1 - residual / total, math.sqrt(residual / len(pairs))
+
+
+def render(weights: Sequence[Sequence[float]], residuals: Sequence[float], how: str) -> str:
+    """The weights module's text, as ``ruff format`` leaves it."""
+    rows = "".join(
+        f"    # stock {lowest}+\n    (\n"
+        + "".join(f"        {w:.6g},\n" for w in stage)
+        + "    ),\n"
+        for stage, lowest in zip(weights, STAGES, strict=True)
+    )
+    return (
+        '"""The search bots\' evaluation weights: do not edit, train again.\n\n'
+        f"Written by ``{how}``.\nOne row per stage of the stock (``STAGES``: each stage's\n"
+        "lowest stock), one weight per feature of ``shared_engine.evaluation.FEATURES``;\n"
+        "``RESIDUALS`` is each stage's standard deviation of the final round lead the fit\n"
+        'leaves unexplained, in points.\n"""\n\n'
+        "from typing import Final\n\n"
+        f"STAGES: Final = {tuple(STAGES)!r}\n"
+        f"WEIGHTS: Final[tuple[tuple[float, ...], ...]] = (\n{rows})\n"
+        f"RESIDUALS: Final = ({', '.join(f'{r:.1f}' for r in residuals)})\n"
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=4000)
+    parser.add_argument("--seed", default="train")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--check", action="store_true", help="fit and print, write nothing")
+    args = parser.parse_args(argv)
+    held = args.rounds // 10
+    chunks = [(i, min(500, args.rounds - i)) for i in range(0, args.rounds, 500)]
+    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        parts = list(pool.map(play_rounds, [args.seed] * len(chunks), *zip(*chunks, strict=True)))
+    split = sum(1 for i, _ in chunks if i < held)
+    test = [s for part in parts[:split] for s in part]
+    train = [s for part in parts[split:] for s in part]
+    weights, residuals, figures = [], [], []
+    for stage, lowest in enumerate(STAGES):
+        mine = [s for s in train if s[0] == stage]
+        w = fit(mine)
+        weights.append(w)
+        held_out = [s for s in test if s[0] == stage]
+        model = [(_predict(w, s), s[3]) for s in held_out]
+        r2, sd = explained(model)
+        base, _ = explained([(s[2], s[3]) for s in held_out])
+        residuals.append(explained([(_predict(w, s), s[3]) for s in mine])[1])
+        figures.append(
+            Figure(
+                "held-out rounds, share of the final lead's variance explained",
+                f"stock {lowest}+",
+                r2 * 100,
+                "{:.1f}%",
+                f"score so far {base * 100:.1f}%; residual sd {sd:.0f}; {len(mine)} positions",
+            )
+        )
+    print(table(figures, f"evaluation fit: {args.rounds} rounds, seed {args.seed!r}"))
+    if not args.check:
+        how = f"python -m benchmarks.train --rounds {args.rounds} --seed {args.seed}"
+        WEIGHTS_FILE.write_text(render(weights, residuals, how))
+        print(f"wrote {WEIGHTS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
