@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from test_bots_heuristic import _played, _shuffle_hidden
 
 from shared_engine import apply, legal_actions, player_view, start_round
+from shared_engine.actions import Action
 from shared_engine.bots import heuristic_policy
 from shared_engine.observation import state_from_view
 from shared_engine.search import (
@@ -22,6 +23,7 @@ from shared_engine.search import (
     search_policy,
     world,
 )
+from shared_engine.state import RoundState, to_json
 from shared_engine.tiles import FULL_SET
 
 pytestmark = pytest.mark.unit
@@ -142,3 +144,27 @@ def test_a_bot_whose_match_is_decided_plays_as_the_heuristic_match_1() -> None:
     assert moves_differing((0, 0)) > 0
     assert moves_differing((20_000, 0)) == 0
     assert moves_differing((0, 20_000)) == 0
+
+
+def test_a_bot_round_replays_from_its_seed_and_log_move_by_move() -> None:
+    """The turn service seeds a bot's decision by table, round and ply, so the round's
+    seed and its log are the whole record: replayed, every bot move is decided again the
+    same, and the round ends in the same state."""
+
+    def decide(state: RoundState, seat: int) -> Action:
+        level = {1: "hard", 2: "normal"}.get(seat, "easy")
+        return level_policy(level, f"t9:1:{state.ply}")(state, seat)
+
+    state = start_round("replayed")
+    log: list[tuple[int, Action]] = []
+    while not state.round_over:
+        seat = state.turn
+        action = decide(state, seat)
+        log.append((seat, action))
+        state, _ = apply(state, seat, action)
+    again = start_round("replayed")
+    for seat, action in log:
+        assert decide(again, seat) == action
+        again, _ = apply(again, seat, action)
+    assert to_json(again) == to_json(state)
+    assert len(log) > 40
