@@ -15,19 +15,16 @@ pytestmark = pytest.mark.slow
 DEALS = 20
 
 
-@pytest.mark.parametrize(
-    ("stronger", "weaker"), [("normal", "easy"), ("hard", "easy"), ("hard", "normal")]
-)
-def test_each_level_wins_most_duplicate_matches_against_the_one_below(
-    stronger: str, weaker: str
-) -> None:
-    """``make figures`` measures each pair's win rate over 1,000 matches
-    (docs/performance.md); over 20 duplicate deals (40 one-round matches, the seats
-    swapped, so a deal's luck cancels) on these seeds the stronger level wins more than
-    half, and a ladder whose levels were swapped, or whose search played on noise, would
-    not."""
+@pytest.mark.parametrize("level", ["normal", "hard"])
+def test_each_search_level_wins_most_duplicate_matches_against_the_heuristic(level: str) -> None:
+    """``make figures`` measures each level against the heuristic (easy) over 1,000
+    matches (docs/performance.md: normal 57.9%, hard 62.0%); over 20 duplicate deals (40
+    one-round matches, the seats swapped, so a deal's luck cancels) on these seeds each
+    wins more than half, and a ladder swapped below easy, or a search that played on
+    noise, would not. Hard against normal is not held here: over 1,000 matches it
+    measured 48.5% (45.5-51.5%), no order to keep."""
     scores = duplicate(
-        (stronger, weaker),
+        (level, "easy"),
         DEALS,
         "ladder",
         timings=defaultdict(Timings),
