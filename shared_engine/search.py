@@ -166,7 +166,9 @@ def _chance(
 
     The lead's normal spread to the match's end is that of the rounds still to
     play (``ROUND_SPREAD`` each, and one for the rest of this round if it is
-    not ``over``) and ``level.spread``: far from the end the chance is almost
+    not ``over``), ``rest`` (a learned prediction's own spread: the lead is
+    then where the round is heading, so the round counts as ``over``) and
+    ``level.spread``: far from the end the chance is almost
     linear in the lead, as a lead maximizer plays; in the deciding round it
     is a soft sign.
     """
