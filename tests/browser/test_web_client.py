@@ -306,6 +306,19 @@ def test_sign_in_then_lobby_with_balance(open_client: Callable[..., Any], server
     assert page.is_hidden('[data-testid="error-banner"]')
 
 
+def test_a_phone_lobby_shows_find_a_table_on_its_first_screen(
+    open_client: Callable[..., Any], server: Server
+) -> None:
+    """390x844: finding a table is what a player opens the lobby for; their records and
+    the leaderboard come after it, never between the balance and the quick start."""
+    page = open_client(width=390, height=844, touch=True)
+    connected(page, server)
+    server.push({"type": "balance", "points": 12500, "jokers": 3})
+    page.wait_for_selector('[data-testid="lobby-screen"]:not([hidden])')
+    assert in_viewport(page, '[data-testid="quick-start-button"]')
+    assert in_viewport(page, '[data-testid="balance-points"]')
+
+
 def test_lobby_messages(open_client: Callable[..., Any], server: Server) -> None:
     page = open_client()
     connected(page, server)
