@@ -116,9 +116,11 @@ bench: install
 cost: install
 	$(PY) -m benchmarks.compare --matches $(or $(MATCHES),3) $(foreach b,$(BEFORE),--before $(b))
 
-# The search bots' learned evaluation, fitted on heuristic self-play (docs/performance.md).
+# The search bots' learned evaluation (docs/performance.md): fitted on heuristic self-play,
+# then on self-play of normal bots valued by that first fit (what hard values its leaves by).
 train-bots: install
-	$(PY) -m benchmarks.train --rounds 20000 --seed train --jobs 2
+	$(PY) -m benchmarks.train --level easy --rounds 20000 --seed train --jobs 2
+	$(PY) -m benchmarks.train --level normal --rounds 6000 --seed train-normal --jobs 2
 
 # The goals' figures (docs/performance.md): bots, engine vs its peer, cold start as deployed.
 figures: install

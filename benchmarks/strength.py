@@ -168,23 +168,26 @@ def main(argv: Sequence[str]) -> int:
         "--level",
         action="append",
         default=[],
-        metavar="NAME=C,W,H[,K,D,S]",
-        help="another level: candidates, worlds, horizon, hand weight, doubt, spread"
-        " (hard=4,12,48)",
+        metavar="NAME=C,W,H[,K,D,S][/FITS]",
+        help="another level: candidates, worlds, horizon, hand weight, doubt, spread, and"
+        " the evaluation's fits averaged (easy, normal, easy+normal; score: the score so"
+        " far) (hard=5,48,4/easy+normal)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="pairings played at once")
     args = parser.parse_args(argv)
     levels = {"normal": NORMAL, "hard": HARD}
     for spec in args.level:
         name, numbers = spec.split("=")
+        numbers, _, fit = numbers.partition("/")
         c, w, h, *rest = numbers.split(",")
         extra = dict(zip(("hands", "doubt", "spread"), (float(x) for x in rest), strict=False))
-        learned = not name.endswith("-score")
-        levels[name] = Level(name, int(c), int(w), int(h), learned=learned, **extra)
+        evaluation = None if fit == "score" else tuple((fit or "easy").split("+"))
+        levels[name] = Level(name, int(c), int(w), int(h), evaluation=evaluation, **extra)
     started = cpu_seconds()
     figures = strength_figures(args.deals, args.seed, args.pairings.split(","), levels, args.jobs)
     budgets = ", ".join(
-        f"{v.name} {v.candidates}x{v.worlds}x{v.horizon} hands {v.hands} doubt {v.doubt}"
+        f"{v.name} {v.candidates}x{v.worlds}x{v.horizon}/{'+'.join(v.evaluation or ['score'])}"
+        f" hands {v.hands} doubt {v.doubt}"
         f" spread {v.spread}"
         for v in levels.values()
     )

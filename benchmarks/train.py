@@ -1,17 +1,21 @@
 """Fit the search bots' evaluation (``shared_engine.evaluation``) and write its weights.
 
-``python -m benchmarks.train [--rounds N] [--seed S] [--jobs N] [--check]`` (``make train-bots``)
+``python -m benchmarks.train [--level L] [--rounds N] [--seed S] [--jobs N] [--check]``
+(``make train-bots``)
 
-Plays ``rounds`` rounds of heuristic self-play (the policy the search's
-look-ahead plays, so the positions are those its leaves reach), from match
-totals drawn from the seed so that every opening threshold occurs, and keeps
-every ``EVERY``-th position with the round's final lead (team A's total less
-B's). Per stage of the stock it fits that lead on the position's features by
-least squares (a little ridge, so a feature a stage never varies gets no
-weight), and prints each stage's explained variance beside the score so far's
-(tiles in hand at full value, as SCORE-1 counts them at the end), on a tenth
-of the rounds held out of the fit. Without ``--check`` it writes
-``shared_engine/weights.py``; the same seed and rounds write the same file.
+Plays ``rounds`` rounds of self-play by four bots of ``level`` (``easy``, the
+heuristic the search's look-ahead plays, so the positions are those its
+leaves reach; or ``normal``, valued by the ``easy`` fit, so train that one
+first), from match totals drawn from the seed so that every opening
+threshold occurs, and keeps every ``EVERY``-th position with the round's
+final lead (team A's total less B's). Per stage of the stock it fits that
+lead on the position's features by least squares (a little ridge, so a
+feature a stage never varies gets no weight), and prints each stage's
+explained variance beside the score so far's (tiles in hand at full value, as
+SCORE-1 counts them at the end), on a tenth of the rounds held out of the fit.
+Without ``--check`` it writes the level's fit into ``shared_engine/weights.py``,
+keeping the other levels' fits; the same level, seed and rounds write the same
+weights.
 """
 
 from __future__ import annotations
@@ -20,22 +24,25 @@ import argparse
 import math
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from benchmarks.report import Figure, table
-from shared_engine.bots import heuristic_policy
 from shared_engine.deal import start_round
 from shared_engine.evaluation import FEATURES, features, stage_of
 from shared_engine.rules import apply
 from shared_engine.scoring import score_team
+from shared_engine.search import level_policy
+from shared_engine.weights import RESIDUALS, WEIGHTS, WRITTEN_BY
 
 STAGES = (0, 10, 20, 30, 40)
 """Each stage's lowest stock: the game changes as the stock runs down."""
 EVERY = 3
 """One position kept in so many: neighbours are nearly the same sample."""
 RIDGE = 1.0
+CHUNK = 250
+"""Rounds one worker plays at a time; a tenth of the rounds, in whole chunks, is held out."""
 WEIGHTS_FILE = Path(__file__).resolve().parent.parent / "shared_engine" / "weights.py"
 TOTALS = (0, 0, 0, 1500, 3000, 5000, -200)
 """Match totals a round starts from (OPEN-2's thresholds), drawn per team."""
@@ -44,11 +51,12 @@ Sample = tuple[int, list[float], float, float]
 """Stage, features, the score so far's lead, the final lead."""
 
 
-def play_round(seed: str) -> list[Sample]:
-    """One heuristic round's kept positions, each with the round's final lead."""
+def play_round(level: str, seed: str) -> list[Sample]:
+    """One self-play round's kept positions, each with the round's final lead."""
     rng = random.Random(seed)
     totals = (rng.choice(TOTALS), rng.choice(TOTALS))
     state = start_round(seed, dealer=rng.randint(1, 4), match_scores=totals)
+    policy = level_policy(level, seed)
     kept: list[tuple[int, list[float], float]] = []
     ply = 0
     while state.phase != "round_over":
@@ -56,14 +64,14 @@ def play_round(seed: str) -> list[Sample]:
             lead = score_team(state, 0).total - score_team(state, 1).total
             kept.append((stage_of(len(state.stock), STAGES), features(state), float(lead)))
         seat = state.turn
-        state, _ = apply(state, seat, heuristic_policy(state, seat))
+        state, _ = apply(state, seat, policy(state, seat))
         ply += 1
     final = float(score_team(state, 0).total - score_team(state, 1).total)
     return [(stage, x, lead, final) for stage, x, lead in kept]
 
 
-def play_rounds(seed: str, first: int, count: int) -> list[Sample]:
-    return [s for i in range(first, first + count) for s in play_round(f"{seed}:{i}")]
+def play_rounds(level: str, seed: str, first: int, count: int) -> list[Sample]:
+    return [s for i in range(first, first + count) for s in play_round(level, f"{seed}:{i}")]
 
 
 def solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
@@ -113,49 +121,57 @@ def explained(pairs: Sequence[tuple[float, float]]) -> tuple[float, float]:
     return 1 - residual / total, math.sqrt(residual / len(pairs))
 
 
-def render(weights: Sequence[Sequence[float]], residuals: Sequence[float], how: str) -> str:
-    """The weights module's text, as ``ruff format`` leaves it."""
-    rows = "".join(
-        f"    # stock {lowest}+\n    (\n"
-        + "".join(f"        {w:.6g},\n" for w in stage)
+def render(
+    weights: Mapping[str, Sequence[Sequence[float]]],
+    residuals: Mapping[str, Sequence[float]],
+    written_by: Mapping[str, str],
+) -> str:
+    """The weights module's text, every level's fit, as ``ruff format`` leaves it."""
+    fits = "".join(
+        f'    "{level}": (\n'
+        + "".join(
+            f"        # stock {lowest}+\n        (\n"
+            + "".join(f"            {w:.6g},\n" for w in stage)
+            + "        ),\n"
+            for stage, lowest in zip(rows, STAGES, strict=True)
+        )
         + "    ),\n"
-        for stage, lowest in zip(weights, STAGES, strict=True)
+        for level, rows in weights.items()
     )
+    spreads = "".join(
+        f'    "{level}": ({", ".join(f"{r:.1f}" for r in residuals[level])}),\n'
+        for level in weights
+    )
+    commands = "".join(f'    "{level}": "{written_by[level]}",\n' for level in weights)
     return (
         '"""The search bots\' evaluation weights: do not edit, train again.\n\n'
-        f"Written by ``{how}``.\nOne row per stage of the stock (``STAGES``: each stage's\n"
-        "lowest stock), one weight per feature of ``shared_engine.evaluation.FEATURES``;\n"
-        "``RESIDUALS`` is each stage's standard deviation of the final round lead the fit\n"
-        'leaves unexplained, in points.\n"""\n\n'
+        "One fit per level of self-play (``WRITTEN_BY``: the command that wrote it). In\n"
+        "each, one row per stage of the stock (``STAGES``: each stage's lowest stock), one\n"
+        "weight per feature of ``shared_engine.evaluation.FEATURES``; ``RESIDUALS`` is each\n"
+        "stage's standard deviation of the final round lead the fit leaves unexplained, in\n"
+        'points.\n"""\n\n'
         "from typing import Final\n\n"
         f"STAGES: Final = {tuple(STAGES)!r}\n"
-        f"WEIGHTS: Final[tuple[tuple[float, ...], ...]] = (\n{rows})\n"
-        f"RESIDUALS: Final = ({', '.join(f'{r:.1f}' for r in residuals)})\n"
+        f"WRITTEN_BY: Final = {{\n{commands}}}\n"
+        f"WEIGHTS: Final[dict[str, tuple[tuple[float, ...], ...]]] = {{\n{fits}}}\n"
+        f"RESIDUALS: Final[dict[str, tuple[float, ...]]] = {{\n{spreads}}}\n"
     )
 
 
-def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=4000)
-    parser.add_argument("--seed", default="train")
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--check", action="store_true", help="fit and print, write nothing")
-    args = parser.parse_args(argv)
-    held = args.rounds // 10
-    chunks = [(i, min(500, args.rounds - i)) for i in range(0, args.rounds, 500)]
-    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
-        parts = list(pool.map(play_rounds, [args.seed] * len(chunks), *zip(*chunks, strict=True)))
-    split = sum(1 for i, _ in chunks if i < held)
-    test = [s for part in parts[:split] for s in part]
-    train = [s for part in parts[split:] for s in part]
+def fit_stages(
+    train: Sequence[list[Sample]], test: Sequence[list[Sample]]
+) -> tuple[list[list[float]], list[float], list[Figure]]:
+    """Each stage's weights fitted on ``train``'s rounds, its residual sd there, and its
+    explained variance on the rounds ``test`` holds out, beside the score so far's."""
+    fitted = [s for part in train for s in part]
+    held = [s for part in test for s in part]
     weights, residuals, figures = [], [], []
     for stage, lowest in enumerate(STAGES):
-        mine = [s for s in train if s[0] == stage]
+        mine = [s for s in fitted if s[0] == stage]
         w = fit(mine)
         weights.append(w)
-        held_out = [s for s in test if s[0] == stage]
-        model = [(_predict(w, s), s[3]) for s in held_out]
-        r2, sd = explained(model)
+        held_out = [s for s in held if s[0] == stage]
+        r2, sd = explained([(_predict(w, s), s[3]) for s in held_out])
         base, _ = explained([(s[2], s[3]) for s in held_out])
         residuals.append(explained([(_predict(w, s), s[3]) for s in mine])[1])
         figures.append(
@@ -167,10 +183,43 @@ def main(argv: Sequence[str]) -> int:
                 f"score so far {base * 100:.1f}%; residual sd {sd:.0f}; {len(mine)} positions",
             )
         )
-    print(table(figures, f"evaluation fit: {args.rounds} rounds, seed {args.seed!r}"))
+    return weights, residuals, figures
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--level", choices=("easy", "normal"), default="easy")
+    parser.add_argument("--rounds", type=int, default=4000)
+    parser.add_argument("--seed", default="train")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--check", action="store_true", help="fit and print, write nothing")
+    args = parser.parse_args(argv)
+    held = args.rounds // 10
+    chunks = [(i, min(CHUNK, args.rounds - i)) for i in range(0, args.rounds, CHUNK)]
+    with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        parts = list(
+            pool.map(
+                play_rounds,
+                [args.level] * len(chunks),
+                [args.seed] * len(chunks),
+                *zip(*chunks, strict=True),
+            )
+        )
+    split = sum(1 for i, _ in chunks if i < held)
+    weights, residuals, figures = fit_stages(parts[split:], parts[:split])
+    title = f"evaluation fit: {args.rounds} rounds of {args.level} self-play, seed {args.seed!r}"
+    print(table(figures, title))
     if not args.check:
-        how = f"python -m benchmarks.train --rounds {args.rounds} --seed {args.seed}"
-        WEIGHTS_FILE.write_text(render(weights, residuals, how))
+        how = (
+            f"python -m benchmarks.train --level {args.level} --rounds {args.rounds}"
+            f" --seed {args.seed}"
+        )
+        text = render(
+            {**WEIGHTS, args.level: weights},
+            {**RESIDUALS, args.level: residuals},
+            {**WRITTEN_BY, args.level: how},
+        )
+        WEIGHTS_FILE.write_text(text)
         print(f"wrote {WEIGHTS_FILE}")
     return 0
 

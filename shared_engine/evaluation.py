@@ -5,10 +5,18 @@ score so far says little: a meld of six is worth most of a canasta's bonus,
 a pair in hand is a claim on the pile, the pile itself belongs to the seat
 about to take it. ``predicted_lead`` weighs such features of a whole
 position (a world of the search, every hand dealt) by a linear model per
-stage of the stock, fitted by least squares on heuristic self-play to the
-round's final lead (``benchmarks.train``, ``make train-bots``); its weights
-are data in ``shared_engine.weights``, so the engine stays pure and
-deterministic and the Lambda asset carries no model runtime.
+stage of the stock, fitted by least squares to the round's final lead in
+self-play (``benchmarks.train``, ``make train-bots``); its weights are data
+in ``shared_engine.weights``, so the engine stays pure and deterministic and
+the Lambda asset carries no model runtime.
+
+A position is worth what the players who play it on make of it, so there
+is one fit per level of self-play: on the heuristic's rounds (``easy``) the
+prediction is what the look-ahead's own heuristic would make of the rest of
+the round; on rounds of normal search bots (``normal``) it is what a
+searching player would. Normal values its leaves by the first; hard by the
+mean of both, since it meets either kind of player: a step beyond the
+first fit that a bigger search on it does not give (docs/performance.md).
 
 The model is antisymmetric by construction (every feature is team A's less
 team B's, or signed by the team to play), so the two teams' predictions of
@@ -17,6 +25,7 @@ one position are exact opposites.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final
 
 from shared_engine.rules import CANASTA_SIZE
@@ -116,9 +125,26 @@ def features(state: RoundState) -> list[float]:
     return [x - y for x, y in zip(a, b, strict=True)] + [sign * pile, sign * takeable, sign]
 
 
-def predicted_lead(state: RoundState, team: int) -> tuple[float, float]:
-    """The round lead ``team`` is heading for (its total less the other's), and the
-    standard deviation of what the model leaves unexplained at this stage."""
+@cache
+def _fit(fits: tuple[str, ...]) -> tuple[tuple[tuple[float, ...], ...], tuple[float, ...]]:
+    """The mean of ``fits``' weights and residuals, stage by stage: the fits are linear in
+    the same features, so this one model predicts the mean of their predictions."""
+    rows = tuple(
+        tuple(sum(ws) / len(fits) for ws in zip(*stage, strict=True))
+        for stage in zip(*(WEIGHTS[f] for f in fits), strict=True)
+    )
+    spreads = tuple(sum(rs) / len(fits) for rs in zip(*(RESIDUALS[f] for f in fits), strict=True))
+    return rows, spreads
+
+
+def predicted_lead(
+    state: RoundState, team: int, fits: tuple[str, ...] = ("easy",)
+) -> tuple[float, float]:
+    """The round lead ``team`` is heading for (its total less the other's), by the mean
+    of the ``fits`` (each named by the level whose self-play it was fitted on: what those
+    players would make of the rest of the round), and the standard deviation of what
+    the model leaves unexplained at this stage."""
+    rows, spreads = _fit(fits)
     stage = stage_of(len(state.stock))
-    lead = sum(w * x for w, x in zip(WEIGHTS[stage], features(state), strict=True))
-    return (lead if team == 0 else -lead), RESIDUALS[stage]
+    lead = sum(w * x for w, x in zip(rows[stage], features(state), strict=True))
+    return (lead if team == 0 else -lead), spreads[stage]

@@ -57,9 +57,10 @@ class Level:
     spread: float = 100.0
     """The width, in points, of the soft sign a lead at the round's end is counted by
     (``_chance``): a win by 10 points counts about as a draw, one by 300 as a win."""
-    learned: bool = True
-    """Whether a look-ahead that stops before the round's end is valued by the learned
-    evaluation (``shared_engine.evaluation``) or by the score so far (``hands``)."""
+    evaluation: tuple[str, ...] | None = ("easy",)
+    """The fits of the learned evaluation (``shared_engine.evaluation``: each named by the
+    level whose self-play it was fitted on) whose mean values a look-ahead that stops
+    before the round's end; ``None`` values it by the score so far (``hands``)."""
     doubt: float = 1.5
     """How many standard errors of the paired difference over the same worlds an
     alternative must lead the heuristic's choice by to be played instead: the
@@ -73,7 +74,7 @@ class Level:
 
 
 NORMAL: Final = Level("normal", candidates=3, worlds=16, horizon=4)
-HARD: Final = Level("hard", candidates=5, worlds=48, horizon=4)
+HARD: Final = Level("hard", candidates=5, worlds=48, horizon=4, evaluation=("easy", "normal"))
 ROUND_SPREAD: Final = 750.0
 """About one standard deviation, in points, of a team's lead over a whole round, and of
 what the rest of a round still changes in the lead a position is valued by, at any
@@ -190,8 +191,8 @@ def _playout(
     team = team_of(seat)
     match_lead = state.match_scores[team] - state.match_scores[1 - team]
     over = state.phase == "round_over"
-    if not over and level.learned:
-        lead, residual = predicted_lead(state, team)
+    if not over and level.evaluation is not None:
+        lead, residual = predicted_lead(state, team, level.evaluation)
         return _chance(
             lead + match_lead, over=True, level=level, rounds_after=rounds_after, rest=residual
         )

@@ -11,16 +11,21 @@ from test_bots_heuristic import _played
 from benchmarks import train
 from shared_engine import weights
 from shared_engine.evaluation import FEATURES, TEAM_FEATURES, features, predicted_lead, stage_of
+from shared_engine.search import HARD, NORMAL
 from shared_engine.state import RoundState
 from shared_engine.tiles import JOKER, NAMES, is_three, is_wild, parse_tiles
 
 pytestmark = pytest.mark.unit
 
 
-def test_every_stage_weighs_every_feature_and_the_stages_cover_the_stock() -> None:
+def test_every_fit_weighs_every_feature_at_every_stage_and_the_stages_cover_the_stock() -> None:
     assert len(FEATURES) == len(TEAM_FEATURES) + 3
-    assert all(len(row) == len(FEATURES) for row in weights.WEIGHTS)
-    assert len(weights.WEIGHTS) == len(weights.STAGES) == len(weights.RESIDUALS)
+    assert set(weights.WEIGHTS) == set(weights.RESIDUALS) == set(weights.WRITTEN_BY)
+    fits = {fit for level in (NORMAL, HARD) for fit in level.evaluation or ()}
+    assert fits <= set(weights.WEIGHTS), "a level is valued by a fit that was never trained"
+    for fit, rows in weights.WEIGHTS.items():
+        assert all(len(row) == len(FEATURES) for row in rows), fit
+        assert len(rows) == len(weights.STAGES) == len(weights.RESIDUALS[fit]), fit
     assert weights.STAGES == train.STAGES, "the weights were trained on other stages"
     assert [stage_of(n) for n in (0, 9, 10, 39, 40, 80)] == [0, 0, 1, 3, 4, 4]
 
@@ -29,10 +34,11 @@ def test_every_stage_weighs_every_feature_and_the_stages_cover_the_stock() -> No
 @given(seed=st.text(min_size=1, max_size=8), steps=st.integers(0, 120))
 def test_the_two_teams_predictions_of_one_position_are_opposites(seed: str, steps: int) -> None:
     state = _played(seed, steps)
-    a, spread_a = predicted_lead(state, 0)
-    b, spread_b = predicted_lead(state, 1)
-    assert a == -b
-    assert spread_a == spread_b > 0
+    for fits in [(fit,) for fit in weights.WEIGHTS] + [tuple(weights.WEIGHTS)]:
+        a, spread_a = predicted_lead(state, 0, fits)
+        b, spread_b = predicted_lead(state, 1, fits)
+        assert a == -b
+        assert spread_a == spread_b > 0
 
 
 def _with(state: RoundState, seat: int, hand: str) -> RoundState:
@@ -68,8 +74,8 @@ def test_a_pair_of_the_top_discard_in_the_hand_to_play_is_a_claim_on_the_pile_pi
 def test_the_fit_explains_more_of_the_final_lead_than_the_score_so_far() -> None:
     """On rounds held out of a small fit, at the middle stages of the stock (where the
     search's look-ahead stops), the model leaves less unexplained than the score so far."""
-    samples = train.play_rounds("fit-test", 0, 300)
-    held = train.play_rounds("fit-test-held", 0, 60)
+    samples = train.play_rounds("easy", "fit-test", 0, 300)
+    held = train.play_rounds("easy", "fit-test-held", 0, 60)
     for stage in (2, 3):
         w = train.fit([s for s in samples if s[0] == stage])
         mine = [s for s in held if s[0] == stage]
@@ -78,3 +84,19 @@ def test_the_fit_explains_more_of_the_final_lead_than_the_score_so_far() -> None
         )
         score, _ = train.explained([(s[2], s[3]) for s in mine])
         assert model > score + 0.05
+
+
+def test_a_blend_of_fits_predicts_the_mean_of_their_predictions() -> None:
+    """Hard values its leaves by the mean of the fits on heuristic and on normal
+    self-play (``HARD.evaluation``); folded into one linear model, it must still predict
+    what the two would on average, at every stage."""
+    assert HARD.evaluation == ("easy", "normal")
+    for steps in (10, 60, 110):
+        state = _played("blend", steps)
+        (easy, spread_easy), (normal, spread_normal) = (
+            predicted_lead(state, 1, (fit,)) for fit in ("easy", "normal")
+        )
+        assert easy != normal
+        lead, spread = predicted_lead(state, 1, HARD.evaluation)
+        assert lead == pytest.approx((easy + normal) / 2)
+        assert spread == pytest.approx((spread_easy + spread_normal) / 2)
