@@ -16,22 +16,25 @@ DEALS = 20
 
 
 @pytest.mark.parametrize(
-    ("level", "below"), [("normal", "easy"), ("hard", "easy"), ("hard", "normal")]
+    ("level", "below", "deals"),
+    [("normal", "easy", DEALS), ("hard", "easy", DEALS), ("hard", "normal", 3 * DEALS)],
 )
 def test_each_level_wins_most_duplicate_matches_against_the_one_below(
-    level: str, below: str
+    level: str, below: str, deals: int
 ) -> None:
     """``make figures`` measures every pair of levels over 1,000 matches
-    (docs/performance.md); over 20 duplicate deals (40 one-round matches, the seats
+    (docs/performance.md); over duplicate deals (two one-round matches each, the seats
     swapped, so a deal's luck cancels) on these seeds each level wins more than half
-    against the heuristic and hard more than half against normal. A ladder swapped (two
+    against the heuristic and hard more than half against normal. Hard's edge over normal
+    is the smallest and most deals are split, so that pair plays three times the deals
+    (60: at its measured edge a sample of 20 is a coin toss). A ladder swapped (two
     levels' budgets or evaluations exchanged), or a search that played on noise, would
-    not: a level that played as the one below it scores exactly 0.5."""
+    not pass: a level that played as the one below it scores exactly 0.5."""
     scores = duplicate(
         (level, below),
-        DEALS,
+        deals,
         "ladder",
         timings=defaultdict(Timings),
         levels={"normal": NORMAL, "hard": HARD},
     )
-    assert sum(scores) / DEALS > 0.5
+    assert sum(scores) / deals > 0.5
