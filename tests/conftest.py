@@ -32,10 +32,3 @@ def fresh_pool() -> Iterator[LocalIssuer]:
     issuer = pool_issuer()
     yield issuer
     issuer.stop()
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The whole-match measurements (``slow``, minutes each) are handed out first: the
-    parallel run's workers take tests in this order, and a long test handed out last
-    would leave one worker playing it alone while the others sit idle."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
