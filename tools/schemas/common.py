@@ -8,10 +8,10 @@ this module are read from the checkout (``tools`` is not an installed package).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import re
-import textwrap
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -176,10 +176,10 @@ def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
         if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or cls is BaseModel:
             continue
         try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-        except (OSError, TypeError):
+            source = inspect.getsourcefile(cls)
+        except TypeError:
             continue
-        body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+        body = _class_bodies(source).get(cls.__qualname__, []) if source else []
         for node, after in itertools.pairwise(body):
             if (
                 isinstance(node, ast.AnnAssign)
@@ -190,6 +190,23 @@ def _attribute_docs(model: type[BaseModel]) -> dict[str, str]:
             ):
                 docs[node.target.id] = inspect.cleandoc(after.value.value)
     return docs
+
+
+@functools.cache
+def _class_bodies(source: str) -> dict[str, list[ast.stmt]]:
+    """Each class's statements in one source file, by qualified name: the file is parsed
+    once for all its models (``inspect.getsource`` parses it again for every class, which
+    made the documents' generation take seconds)."""
+    bodies: dict[str, list[ast.stmt]] = {}
+
+    def visit(nodes: list[ast.stmt], prefix: str) -> None:
+        for node in nodes:
+            if isinstance(node, ast.ClassDef):
+                bodies[prefix + node.name] = node.body
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(ast.parse(Path(source).read_text(encoding="utf-8")).body, "")
+    return bodies
 
 
 def _model_notes(model: type[BaseModel]) -> dict[str, str]:
