@@ -20,7 +20,8 @@ import pytest
 from tools import schemas
 from tools.schemas import common
 
-pytestmark = pytest.mark.integration
+# One worker generates and compiles the models (half a CPU-minute), not each that runs one.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("client-models")]
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ROOT / "node_modules"

@@ -26,10 +26,12 @@ from tests.infra._support import (
 )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test of the synthesis runs in one xdist worker (``--dist loadgroup``): a worker
     that needs it synthesizes the three stacks, about a CPU-minute under load, so one worker
-    doing it instead of each of them is minutes of the suite's CPU."""
+    doing it instead of each of them is minutes of the suite's CPU. First among the hooks:
+    xdist reads the group into the test's id in its own, and a mark added after it is lost."""
     for item in items:
         if "synthesis" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("synthesis"))

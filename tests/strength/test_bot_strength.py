@@ -10,7 +10,9 @@ import pytest
 from benchmarks.strength import Timings, duplicate
 from shared_engine.search import HARD, NORMAL
 
-pytestmark = pytest.mark.slow
+# The longest CPU-bound tests, minutes in all: one group, so one worker takes them first
+# (xdist hands out its groups before single tests) and they do not trail the parallel run.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ladder")]
 
 DEALS = 20
 
