@@ -1,14 +1,18 @@
 """Fit the search bots' evaluation (``shared_engine.evaluation``) and write its weights.
 
-``python -m benchmarks.train [--level L] [--rounds N] [--seed S] [--jobs N] [--check]``
-(``make train-bots``)
+``python -m benchmarks.train [--level L] [--against A] [--rounds N] [--seed S] [--jobs N]
+[--check]`` (``make train-bots``)
 
 Plays ``rounds`` rounds of self-play by four bots of ``level`` (``easy``, the
 heuristic the search's look-ahead plays, so the positions are those its
 leaves reach; or ``normal``, valued by the ``easy`` fit, so train that one
 first), from match totals drawn from the seed so that every opening
 threshold occurs, and keeps every ``EVERY``-th position with the round's
-final lead (team A's total less B's). Per stage of the stock it fits that
+final lead (team A's total less B's). With ``--against`` one team (drawn
+per round) plays ``level`` and the other ``against``, and every position is
+kept from the first team's side: the fit (named ``level-against``) predicts
+the lead of a searching team over players of the other kind, which is what a
+search bot values its own leaves by when it meets them. Per stage of the stock it fits that
 lead on the position's features by least squares (a little ridge, so a
 feature a stage never varies gets no weight), and prints each stage's
 explained variance beside the score so far's (tiles in hand at full value, as
@@ -34,6 +38,7 @@ from shared_engine.evaluation import FEATURES, features, stage_of
 from shared_engine.rules import apply
 from shared_engine.scoring import score_team
 from shared_engine.search import level_policy
+from shared_engine.state import team_of
 from shared_engine.weights import RESIDUALS, WEIGHTS, WRITTEN_BY
 
 STAGES = (0, 10, 20, 30, 40)
@@ -51,27 +56,38 @@ Sample = tuple[int, list[float], float, float]
 """Stage, features, the score so far's lead, the final lead."""
 
 
-def play_round(level: str, seed: str) -> list[Sample]:
-    """One self-play round's kept positions, each with the round's final lead."""
+def play_round(level: str, seed: str, against: str | None = None) -> list[Sample]:
+    """One round's kept positions, each with the round's final lead, from the side of the
+    team that plays ``level`` (team A in self-play, where ``against`` is ``None``)."""
     rng = random.Random(seed)
     totals = (rng.choice(TOTALS), rng.choice(TOTALS))
     state = start_round(seed, dealer=rng.randint(1, 4), match_scores=totals)
-    policy = level_policy(level, seed)
+    ours = level_policy(level, seed)
+    mine = 0 if against is None else rng.randrange(2)
+    theirs = ours if against is None else level_policy(against, seed)
+    policies = {seat: ours if team_of(seat) == mine else theirs for seat in (1, 2, 3, 4)}
+    # Every feature and lead is team A's less team B's: negated, it is B's less A's.
+    side = 1.0 if mine == 0 else -1.0
     kept: list[tuple[int, list[float], float]] = []
     ply = 0
     while state.phase != "round_over":
         if ply % EVERY == 0:
             lead = score_team(state, 0).total - score_team(state, 1).total
-            kept.append((stage_of(len(state.stock), STAGES), features(state), float(lead)))
+            x = [side * v for v in features(state)]
+            kept.append((stage_of(len(state.stock), STAGES), x, side * lead))
         seat = state.turn
-        state, _ = apply(state, seat, policy(state, seat))
+        state, _ = apply(state, seat, policies[seat](state, seat))
         ply += 1
-    final = float(score_team(state, 0).total - score_team(state, 1).total)
+    final = side * (score_team(state, 0).total - score_team(state, 1).total)
     return [(stage, x, lead, final) for stage, x, lead in kept]
 
 
-def play_rounds(level: str, seed: str, first: int, count: int) -> list[Sample]:
-    return [s for i in range(first, first + count) for s in play_round(level, f"{seed}:{i}")]
+def play_rounds(
+    level: str, seed: str, first: int, count: int, against: str | None = None
+) -> list[Sample]:
+    return [
+        s for i in range(first, first + count) for s in play_round(level, f"{seed}:{i}", against)
+    ]
 
 
 def solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
@@ -189,6 +205,9 @@ def fit_stages(
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--level", choices=("easy", "normal"), default="easy")
+    parser.add_argument(
+        "--against", choices=("easy", "normal"), help="the other team's level (default: self-play)"
+    )
     parser.add_argument("--rounds", type=int, default=4000)
     parser.add_argument("--seed", default="train")
     parser.add_argument("--jobs", type=int, default=1)
@@ -203,21 +222,25 @@ def main(argv: Sequence[str]) -> int:
                 [args.level] * len(chunks),
                 [args.seed] * len(chunks),
                 *zip(*chunks, strict=True),
+                [args.against] * len(chunks),
             )
         )
     split = sum(1 for i, _ in chunks if i < held)
     weights, residuals, figures = fit_stages(parts[split:], parts[:split])
-    title = f"evaluation fit: {args.rounds} rounds of {args.level} self-play, seed {args.seed!r}"
+    name = args.level if args.against is None else f"{args.level}-{args.against}"
+    play = "self-play" if args.against is None else f"against {args.against}"
+    title = f"evaluation fit: {args.rounds} rounds of {args.level} {play}, seed {args.seed!r}"
     print(table(figures, title))
     if not args.check:
+        against = "" if args.against is None else f" --against {args.against}"
         how = (
-            f"python -m benchmarks.train --level {args.level} --rounds {args.rounds}"
+            f"python -m benchmarks.train --level {args.level}{against} --rounds {args.rounds}"
             f" --seed {args.seed}"
         )
         text = render(
-            {**WEIGHTS, args.level: weights},
-            {**RESIDUALS, args.level: residuals},
-            {**WRITTEN_BY, args.level: how},
+            {**WEIGHTS, name: weights},
+            {**RESIDUALS, name: residuals},
+            {**WRITTEN_BY, name: how},
         )
         WEIGHTS_FILE.write_text(text)
         print(f"wrote {WEIGHTS_FILE}")

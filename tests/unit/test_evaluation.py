@@ -100,3 +100,25 @@ def test_a_blend_of_fits_predicts_the_mean_of_their_predictions() -> None:
         lead, spread = predicted_lead(state, 1, HARD.evaluation)
         assert lead == pytest.approx((easy + normal) / 2)
         assert spread == pytest.approx((spread_easy + spread_normal) / 2)
+
+
+def test_a_round_against_another_level_is_kept_from_the_side_of_the_level_trained() -> None:
+    """``train --against``: one team plays the level trained, the other the level it
+    meets, drawn per round; every position and lead is the first team's less the other's,
+    so a fit on them values a search bot's own side. With the heuristic on both sides the
+    round is the self-play round, its samples negated when the drawn team is B."""
+    sides = set()
+    for i in range(8):
+        seed = f"sides:{i}"
+        mixed = train.play_round("easy", seed, against="easy")
+        alone = train.play_round("easy", seed)
+        assert len(mixed) == len(alone) > 10
+        side = 1.0 if mixed[-1][3] == alone[-1][3] else -1.0
+        sides.add(side)
+        for (stage, x, lead, final), (stage_a, x_a, lead_a, final_a) in zip(
+            mixed, alone, strict=True
+        ):
+            assert stage == stage_a
+            assert (lead, final) == (side * lead_a, side * final_a)
+            assert x == [side * v for v in x_a]
+    assert sides == {1.0, -1.0}, "the trained team is drawn from both sides"
