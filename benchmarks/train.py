@@ -137,6 +137,16 @@ def explained(pairs: Sequence[tuple[float, float]]) -> tuple[float, float]:
     return 1 - residual / total, math.sqrt(residual / len(pairs))
 
 
+def _command(level: str, command: str) -> str:
+    """``WRITTEN_BY``'s entry for a fit: a command too long for a line is split before
+    ``--rounds`` into two strings, as the line length allows and ``ruff format`` keeps."""
+    line = f'    "{level}": "{command}",\n'
+    if len(line) <= 101:
+        return line
+    head, _, tail = command.partition(" --rounds")
+    return f'    "{level}": (\n        "{head}"\n        " --rounds{tail}"\n    ),\n'
+
+
 def render(
     weights: Mapping[str, Sequence[Sequence[float]]],
     residuals: Mapping[str, Sequence[float]],
@@ -158,7 +168,7 @@ def render(
         f'    "{level}": ({", ".join(f"{r:.1f}" for r in residuals[level])}),\n'
         for level in weights
     )
-    commands = "".join(f'    "{level}": "{written_by[level]}",\n' for level in weights)
+    commands = "".join(_command(level, written_by[level]) for level in weights)
     return (
         '"""The search bots\' evaluation weights: do not edit, train again.\n\n'
         "One fit per level of self-play (``WRITTEN_BY``: the command that wrote it). In\n"

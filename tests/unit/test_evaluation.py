@@ -122,3 +122,21 @@ def test_a_round_against_another_level_is_kept_from_the_side_of_the_level_traine
             assert (lead, final) == (side * lead_a, side * final_a)
             assert x == [side * v for v in x_a]
     assert sides == {1.0, -1.0}, "the trained team is drawn from both sides"
+
+
+def test_the_weights_module_is_written_within_the_line_length_and_reads_back() -> None:
+    """A fit's command (``--against`` makes it long) is written so the module stays within
+    the project's 100 columns, and reading the module back gives what was written."""
+    long = dict(weights.WRITTEN_BY)
+    long["normal-easy"] = (
+        "python -m benchmarks.train --level normal --against easy --rounds 6000"
+        " --seed train-normal-easy"
+    )
+    fits = {**weights.WEIGHTS, "normal-easy": weights.WEIGHTS["normal"]}
+    spreads = {**weights.RESIDUALS, "normal-easy": weights.RESIDUALS["normal"]}
+    text = train.render(fits, spreads, long)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    scope: dict[str, object] = {}
+    exec(compile(text, "weights.py", "exec"), scope)
+    assert scope["WRITTEN_BY"] == long
+    assert scope["WEIGHTS"] == fits
