@@ -12,8 +12,8 @@ final lead (team A's total less B's). With ``--against`` one team (drawn
 per round) plays ``level`` and the other ``against``, and every position is
 kept from the first team's side: the fit (named ``level-against``) predicts
 the lead of a searching team over players of the other kind, which is what a
-search bot values its own leaves by when it meets them. Per stage of the stock it fits that
-lead on the position's features by least squares (a little ridge, so a
+search bot values its own leaves by when it meets them. Per stage of the
+stock it fits that lead on the position's features by least squares (a little ridge, so a
 feature a stage never varies gets no weight), and prints each stage's
 explained variance beside the score so far's (tiles in hand at full value, as
 SCORE-1 counts them at the end), on a tenth of the rounds held out of the fit.
